@@ -1,0 +1,235 @@
+//! Zero-copy, bounds-checked reading of a VM package.
+
+use crate::{HEADER_LEN, MAGIC, MAX_VMS, VM_DESC_LEN};
+
+/// Why a package could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackageError {
+    /// The blob is shorter than the header or than the length the header claims.
+    Truncated,
+    /// The magic bytes do not match [`MAGIC`].
+    BadMagic,
+    /// More VMs than [`MAX_VMS`].
+    TooManyVms,
+    /// A descriptor points outside the package.
+    OutOfBounds,
+    /// A VM name or command line is not UTF-8.
+    NotUtf8,
+    /// A VM has zero memory or zero vCPUs.
+    EmptyVm,
+}
+
+/// A validated view of a package.
+#[derive(Debug, Clone, Copy)]
+pub struct Package<'a> {
+    bytes: &'a [u8],
+    vm_count: u32,
+    flags: u32,
+}
+
+/// One VM as the package describes it; all slices borrow the package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmSpec<'a> {
+    /// Human-readable name, used as the console prefix.
+    pub name: &'a str,
+    /// Guest RAM size in bytes.
+    pub mem_bytes: u64,
+    /// Number of vCPUs.
+    pub vcpus: u32,
+    /// `VM_FLAG_*` bits.
+    pub flags: u32,
+    /// Kernel: an arm64 `Image` (with header) or a raw binary.
+    pub kernel: &'a [u8],
+    /// Optional initial RAM disk.
+    pub initrd: Option<&'a [u8]>,
+    /// Kernel command line (`/chosen/bootargs` of the guest).
+    pub cmdline: &'a str,
+}
+
+fn le_u32(b: &[u8], off: usize) -> Result<u32, PackageError> {
+    b.get(off..off + 4)
+        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        .ok_or(PackageError::Truncated)
+}
+
+fn le_u64(b: &[u8], off: usize) -> Result<u64, PackageError> {
+    let lo = le_u32(b, off)? as u64;
+    let hi = le_u32(b, off + 4)? as u64;
+    Ok(lo | (hi << 32))
+}
+
+fn slice(b: &[u8], off: u64, len: u64) -> Result<&[u8], PackageError> {
+    let end = off.checked_add(len).ok_or(PackageError::OutOfBounds)?;
+    let (off, end) = (usize::try_from(off), usize::try_from(end));
+    match (off, end) {
+        (Ok(off), Ok(end)) => b.get(off..end).ok_or(PackageError::OutOfBounds),
+        _ => Err(PackageError::OutOfBounds),
+    }
+}
+
+impl<'a> Package<'a> {
+    /// Validates the header and every VM descriptor of `bytes`.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, PackageError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(PackageError::Truncated);
+        }
+        if bytes[..8] != MAGIC {
+            return Err(PackageError::BadMagic);
+        }
+        let total = le_u64(bytes, 8)?;
+        let total = usize::try_from(total).map_err(|_| PackageError::Truncated)?;
+        if total > bytes.len() || total < HEADER_LEN {
+            return Err(PackageError::Truncated);
+        }
+        let bytes = &bytes[..total];
+        let vm_count = le_u32(bytes, 16)?;
+        if vm_count > MAX_VMS {
+            return Err(PackageError::TooManyVms);
+        }
+        let flags = le_u32(bytes, 20)?;
+        let pkg = Package { bytes, vm_count, flags };
+        for i in 0..vm_count {
+            pkg.vm(i)?;
+        }
+        Ok(pkg)
+    }
+
+    /// Number of VMs in the package.
+    pub fn vm_count(&self) -> u32 {
+        self.vm_count
+    }
+
+    /// Package-wide flags (reserved, zero today).
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// Total length of the package in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when the package holds no bytes (never true for a parsed package).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The `index`-th VM.
+    pub fn vm(&self, index: u32) -> Result<VmSpec<'a>, PackageError> {
+        if index >= self.vm_count {
+            return Err(PackageError::OutOfBounds);
+        }
+        let d = HEADER_LEN + index as usize * VM_DESC_LEN;
+        let b = self.bytes;
+        if d + VM_DESC_LEN > b.len() {
+            return Err(PackageError::Truncated);
+        }
+        let name = slice(b, le_u32(b, d)? as u64, le_u32(b, d + 4)? as u64)?;
+        let mem_bytes = le_u64(b, d + 8)?;
+        let vcpus = le_u32(b, d + 16)?;
+        let flags = le_u32(b, d + 20)?;
+        let kernel = slice(b, le_u64(b, d + 24)?, le_u64(b, d + 32)?)?;
+        let initrd_len = le_u64(b, d + 48)?;
+        let initrd = slice(b, le_u64(b, d + 40)?, initrd_len)?;
+        let cmdline = slice(b, le_u32(b, d + 56)? as u64, le_u32(b, d + 60)? as u64)?;
+        if mem_bytes == 0 || vcpus == 0 {
+            return Err(PackageError::EmptyVm);
+        }
+        Ok(VmSpec {
+            name: core::str::from_utf8(name).map_err(|_| PackageError::NotUtf8)?,
+            mem_bytes,
+            vcpus,
+            flags,
+            kernel,
+            initrd: (initrd_len != 0).then_some(initrd),
+            cmdline: core::str::from_utf8(cmdline).map_err(|_| PackageError::NotUtf8)?,
+        })
+    }
+
+    /// Iterates over all VMs (each already validated by [`Package::parse`]).
+    pub fn vms(&self) -> VmEntries<'a> {
+        VmEntries { pkg: *self, next: 0 }
+    }
+}
+
+/// Iterator over the VMs of a package.
+#[derive(Debug, Clone)]
+pub struct VmEntries<'a> {
+    pkg: Package<'a>,
+    next: u32,
+}
+
+impl<'a> Iterator for VmEntries<'a> {
+    type Item = VmSpec<'a>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let vm = self.pkg.vm(self.next).ok()?;
+        self.next += 1;
+        Some(vm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PackageBuilder, VmImage};
+
+    fn sample() -> Vec<u8> {
+        let mut b = PackageBuilder::new();
+        b.add_vm(VmImage {
+            name: "vm0".into(),
+            mem_bytes: 128 << 20,
+            vcpus: 2,
+            flags: 0,
+            kernel: vec![1, 2, 3, 4],
+            initrd: None,
+            cmdline: "console=ttyAMA0".into(),
+        });
+        b.add_vm(VmImage {
+            name: "vm1".into(),
+            mem_bytes: 64 << 20,
+            vcpus: 1,
+            flags: crate::VM_FLAG_SYSTEM_OFF_ENDS_ALL,
+            kernel: vec![9; 100],
+            initrd: Some(vec![7; 10]),
+            cmdline: String::new(),
+        });
+        b.build()
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = sample();
+        let p = Package::parse(&bytes).unwrap();
+        assert_eq!(p.vm_count(), 2);
+        let v: Vec<_> = p.vms().collect();
+        assert_eq!(v[0].name, "vm0");
+        assert_eq!(v[0].kernel, &[1, 2, 3, 4]);
+        assert_eq!(v[0].initrd, None);
+        assert_eq!(v[0].cmdline, "console=ttyAMA0");
+        assert_eq!(v[1].vcpus, 1);
+        assert_eq!(v[1].initrd, Some(&[7u8; 10][..]));
+        assert_eq!(v[1].flags, crate::VM_FLAG_SYSTEM_OFF_ENDS_ALL);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let bytes = sample();
+        for len in 0..bytes.len() {
+            assert!(Package::parse(&bytes[..len]).is_err(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn corrupt_offsets_are_rejected() {
+        let mut bytes = sample();
+        // kernel offset of vm0 -> far outside
+        bytes[HEADER_LEN + 24..HEADER_LEN + 32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::OutOfBounds);
+        let mut bytes = sample();
+        bytes[0] = b'X';
+        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::BadMagic);
+        let mut bytes = sample();
+        bytes[16..20].copy_from_slice(&1000u32.to_le_bytes());
+        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::TooManyVms);
+    }
+}
