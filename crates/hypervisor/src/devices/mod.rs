@@ -1,0 +1,2 @@
+//! Emulated devices a VM sees on its MMIO bus.
+pub mod pl011;
