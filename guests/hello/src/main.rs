@@ -1,2 +1,45 @@
+//! `hello`: the first guest. It reports what it was given (device tree, CPU identity,
+//! SMCCC/PSCI versions and features), checks a little FP/NEON arithmetic, prints
+//! `hello: PASS` and powers off with PSCI SYSTEM_OFF.
+//!
+//! With the word `reset` in `/chosen/bootargs` it instead prints
+//! `hello: requesting SYSTEM_RESET` and calls SYSTEM_RESET (to test non-zero exit status).
+//! Any failed check prints `hello: FAIL <what>` and calls SYSTEM_RESET.
 #![no_std]
 #![no_main]
+
+mod cpu;
+mod dtb;
+mod firmware;
+mod fp;
+
+use guest_rt::psci;
+
+/// Prints one line prefixed with `hello: `.
+macro_rules! say {
+    ($($arg:tt)*) => { guest_rt::println!("hello: {}", format_args!($($arg)*)) };
+}
+pub(crate) use say;
+
+/// Reports a failed check and ends the run with SYSTEM_RESET.
+pub(crate) fn fail(what: core::fmt::Arguments<'_>) -> ! {
+    say!("FAIL {}", what);
+    psci::system_reset()
+}
+
+guest_rt::entry!(main);
+
+fn main(dtb: usize) -> ! {
+    say!("Hello from a bare-metal AArch64 EL1 guest (guest-rt, MMU off)");
+    let facts = dtb::report(dtb);
+    cpu::report(&facts);
+    firmware::report();
+    fp::check();
+
+    if facts.bootargs_word("reset") {
+        say!("requesting SYSTEM_RESET");
+        psci::system_reset();
+    }
+    say!("PASS");
+    psci::system_off()
+}
