@@ -77,6 +77,12 @@ impl Fault {
             .is_set(ISS_DATA_ABORT::WNR)
     }
 
+    /// True for an Instruction or Data Abort (`ESR_EL1.EC` 0x20, 0x21, 0x24, 0x25), whose ISS
+    /// holds a fault status code and for which `FAR_EL1` is valid.
+    pub fn is_abort(&self) -> bool {
+        matches!(self.ec(), 0x20 | 0x21 | 0x24 | 0x25)
+    }
+
     /// True for a Data Abort at the current EL with DFSC = Synchronous External abort.
     pub fn is_sync_external_abort(&self) -> bool {
         self.ec() == EC_DATA_ABORT_CURRENT_EL && self.dfsc() == DFSC_SYNC_EXTERNAL_ABORT
@@ -92,14 +98,15 @@ impl core::fmt::Display for Fault {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
-            "EC={:#04x} ISS={:#x} DFSC={:#04x} ESR={:#x} FAR={:#x} ELR={:#x}",
-            self.ec(),
-            self.iss(),
-            self.dfsc(),
+            "ESR_EL1={:#x} EC={:#04x} ISS={:#x}",
             self.esr,
-            self.far,
-            self.elr
-        )
+            self.ec(),
+            self.iss()
+        )?;
+        if self.is_abort() {
+            write!(f, " DFSC={:#04x} FAR_EL1={:#x}", self.dfsc(), self.far)?;
+        }
+        write!(f, " ELR_EL1={:#x}", self.elr)
     }
 }
 

@@ -1,2 +1,47 @@
+//! `hostile`: a guest that does what a guest must not be able to hurt anyone with, and checks
+//! that it gets exactly the architectural answer real hardware (or plain QEMU) gives:
+//! external aborts for unbacked addresses, UNDEFINED for unknown system registers,
+//! NOT_SUPPORTED for unknown SMCCC functions, INVALID_PARAMETERS for bad PSCI arguments.
+//!
+//! Each check prints `hostile: <check>: ok (<details>)` or `hostile: FAIL <check> ...`.
+//! All checks run; then `hostile: PASS` and SYSTEM_OFF, or a failure summary and
+//! SYSTEM_RESET.
 #![no_std]
 #![no_main]
+
+mod memory;
+mod report;
+mod smc;
+mod smccc_calls;
+mod sysreg;
+
+use guest_rt::psci;
+use report::Report;
+
+/// Prints one line prefixed with `hostile: `.
+macro_rules! say {
+    ($($arg:tt)*) => { guest_rt::println!("hostile: {}", format_args!($($arg)*)) };
+}
+pub(crate) use say;
+
+guest_rt::entry!(main);
+
+fn main(_dtb: usize) -> ! {
+    say!("start: probing unbacked memory, unknown system registers, bad SMCCC/PSCI calls");
+    let mut report = Report::default();
+    memory::run(&mut report);
+    sysreg::run(&mut report);
+    smccc_calls::run(&mut report);
+    smc::run();
+
+    if report.failures() == 0 {
+        say!("PASS");
+        psci::system_off()
+    }
+    say!(
+        "FAIL {} of {} checks failed",
+        report.failures(),
+        report.checks()
+    );
+    psci::system_reset()
+}
