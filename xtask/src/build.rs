@@ -1,0 +1,520 @@
+//! Building the images: the hypervisor and guest crates with cargo, ELF -> raw binary with
+//! the rustup `llvm-tools` objcopy, and the VM package (`vmpkg`) the hypervisor boots from.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cli::format_size;
+use crate::error::{IoContext, Result};
+use crate::{fail, usage};
+
+/// Target triple of the hypervisor (EL2 code never touches FP/SIMD registers).
+pub const HYPERVISOR_TARGET: &str = "aarch64-unknown-none-softfloat";
+/// Target triple of the guests.
+pub const GUEST_TARGET: &str = "aarch64-unknown-none";
+/// Package name of the hypervisor crate.
+pub const HYPERVISOR_PACKAGE: &str = "hypervisor";
+
+/// Offset of the magic in an arm64 Linux `Image` header.
+const ARM64_IMAGE_MAGIC_OFFSET: usize = 0x38;
+/// `ARM\x64`, the arm64 Linux `Image` header magic.
+const ARM64_IMAGE_MAGIC: &[u8; 4] = b"ARM\x64";
+
+/// Where things are: the workspace root and cargo's target directory.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The workspace root (the directory with the virtual `Cargo.toml`).
+    pub root: PathBuf,
+    /// Cargo's target directory (`CARGO_TARGET_DIR` or `<root>/target`).
+    pub target: PathBuf,
+}
+
+impl Workspace {
+    /// The workspace xtask was built from, honouring `CARGO_TARGET_DIR`.
+    pub fn locate() -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let target = match std::env::var_os("CARGO_TARGET_DIR") {
+            Some(dir) if !dir.is_empty() => root.join(dir),
+            _ => root.join("target"),
+        };
+        Workspace { root, target }
+    }
+
+    /// `target/images/`, where every image xtask makes goes.
+    pub fn images_dir(&self) -> PathBuf {
+        self.target.join("images")
+    }
+
+    /// The hypervisor ELF cargo builds (load it into gdb for symbols).
+    pub fn hypervisor_elf(&self) -> PathBuf {
+        self.target
+            .join(HYPERVISOR_TARGET)
+            .join("release")
+            .join(HYPERVISOR_PACKAGE)
+    }
+
+    /// The hypervisor as an arm64 `Image`, for QEMU `-kernel`.
+    pub fn hypervisor_bin(&self) -> PathBuf {
+        self.images_dir().join("hypervisor.bin")
+    }
+
+    /// The ELF cargo builds for guest crate `name`.
+    pub fn guest_elf(&self, name: &str) -> PathBuf {
+        self.target.join(GUEST_TARGET).join("release").join(name)
+    }
+
+    /// The raw binary of guest crate `name`.
+    pub fn guest_bin(&self, name: &str) -> PathBuf {
+        self.images_dir().join(format!("{name}.bin"))
+    }
+
+    /// The package `cargo xtask build` and `cargo xtask qemu` write.
+    pub fn package_bin(&self) -> PathBuf {
+        self.images_dir().join("package.bin")
+    }
+
+    /// Guest crates: directories under `guests/` with a `src/main.rs` (so not `guest-rt`).
+    pub fn guest_crates(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.root.join("guests"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("src/main.rs").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// A guest as the user named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guest {
+    /// A crate under `guests/`, built by xtask.
+    Crate(String),
+    /// A raw binary or arm64 `Image` file, used as is.
+    File(PathBuf),
+}
+
+impl Guest {
+    /// The VM name to put into the package: the crate name, or `vm0` for a file.
+    pub fn vm_name(&self) -> String {
+        match self {
+            Guest::Crate(name) => name.clone(),
+            Guest::File(_) => "vm0".to_string(),
+        }
+    }
+}
+
+/// Resolves `--guest NAME|PATH`: a name of a crate in `crates` wins; otherwise it must be an
+/// existing file (relative paths are taken from `base`).
+pub fn resolve_guest(spec: &str, crates: &[String], base: &Path) -> Result<Guest> {
+    if spec.is_empty() {
+        return Err(usage!(
+            "--guest needs a guest crate name ({}) or a path to an image file",
+            crates.join(", ")
+        ));
+    }
+    if crates.iter().any(|c| c == spec) {
+        return Ok(Guest::Crate(spec.to_string()));
+    }
+    let path = base.join(spec);
+    if path.is_file() {
+        return Ok(Guest::File(path));
+    }
+    if path.exists() {
+        return Err(usage!(
+            "--guest {spec}: {} is not a regular file; give a raw binary or arm64 Image file",
+            path.display()
+        ));
+    }
+    let looks_like_name = !spec.contains(['/', '\\', '.']);
+    if looks_like_name {
+        Err(usage!(
+            "--guest {spec}: no such guest crate (available: {}) and no such file; \
+             give one of those names or a path to a raw binary or arm64 Image",
+            crates.join(", ")
+        ))
+    } else {
+        Err(usage!(
+            "--guest {spec}: file {} not found; give an existing raw binary or arm64 Image \
+             (or a guest crate name: {})",
+            path.display(),
+            crates.join(", ")
+        ))
+    }
+}
+
+/// The cargo to run: the one that started us (`CARGO`) or `cargo` on PATH.
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Formats a command for messages: `cargo build -p hello ...`.
+pub fn show_command(program: &str, args: &[String]) -> String {
+    let mut s = program.to_string();
+    for a in args {
+        s.push(' ');
+        if a.is_empty() || a.contains([' ', '"', '\'']) {
+            s.push_str(&format!("{a:?}"));
+        } else {
+            s.push_str(a);
+        }
+    }
+    s
+}
+
+/// Runs `cargo <args>` in the workspace root with inherited output; on failure says which
+/// command failed.
+pub fn run_cargo(ws: &Workspace, args: &[String]) -> Result<()> {
+    let shown = show_command("cargo", args);
+    eprintln!("xtask: running {shown}");
+    let status = Command::new(cargo())
+        .args(args)
+        .current_dir(&ws.root)
+        .status()
+        .io(|| format!("could not start `{shown}` (is cargo installed and on PATH?)"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(fail!(
+            "`{shown}` failed ({status}); see the compiler output above"
+        ))
+    }
+}
+
+/// Arguments of `cargo build --release` for `packages` on `target`.
+pub fn cargo_build_args(packages: &[&str], target: &str) -> Vec<String> {
+    let mut args = vec!["build".to_string()];
+    for p in packages {
+        args.push("-p".into());
+        args.push((*p).into());
+    }
+    args.extend(["--release".into(), "--target".into(), target.into()]);
+    args
+}
+
+/// Finds `llvm-objcopy` of the rustup `llvm-tools` component of the active toolchain.
+pub fn find_objcopy(ws: &Workspace) -> Result<PathBuf> {
+    let rustc = |args: &[&str]| -> Result<String> {
+        let out = Command::new("rustc")
+            .args(args)
+            .current_dir(&ws.root)
+            .output()
+            .io(|| format!("could not run `rustc {}`", args.join(" ")))?;
+        if !out.status.success() {
+            return Err(fail!(
+                "`rustc {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let sysroot = rustc(&["--print", "sysroot"])?.trim().to_string();
+    let host = rustc(&["-vV"])?
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
+        .ok_or_else(|| fail!("`rustc -vV` printed no host triple"))?;
+    let exe = if cfg!(windows) {
+        "llvm-objcopy.exe"
+    } else {
+        "llvm-objcopy"
+    };
+    let path = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(&host)
+        .join("bin")
+        .join(exe);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(fail!(
+            "{} not found; install it with `rustup component add llvm-tools` \
+             (rust-toolchain.toml lists it, so `rustup toolchain install` in the repository does too)",
+            path.display()
+        ))
+    }
+}
+
+/// `llvm-objcopy -O binary elf bin`.
+pub fn objcopy(objcopy: &Path, elf: &Path, bin: &Path) -> Result<()> {
+    if !elf.is_file() {
+        return Err(fail!(
+            "{} not found after a successful build; did the crate's name or target change?",
+            elf.display()
+        ));
+    }
+    if let Some(dir) = bin.parent() {
+        fs::create_dir_all(dir).io(|| format!("creating {}", dir.display()))?;
+    }
+    let status = Command::new(objcopy)
+        .arg("-O")
+        .arg("binary")
+        .arg(elf)
+        .arg(bin)
+        .status()
+        .io(|| format!("could not run {}", objcopy.display()))?;
+    if !status.success() {
+        return Err(fail!(
+            "`{} -O binary {} {}` failed ({status})",
+            objcopy.display(),
+            elf.display(),
+            bin.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `image` starts with an arm64 Linux `Image` header.
+pub fn has_arm64_image_header(image: &[u8]) -> bool {
+    image.get(ARM64_IMAGE_MAGIC_OFFSET..ARM64_IMAGE_MAGIC_OFFSET + 4) == Some(ARM64_IMAGE_MAGIC)
+}
+
+/// Builds the hypervisor and converts it to `target/images/hypervisor.bin`.
+pub fn build_hypervisor(ws: &Workspace, objcopy_path: &Path) -> Result<PathBuf> {
+    run_cargo(
+        ws,
+        &cargo_build_args(&[HYPERVISOR_PACKAGE], HYPERVISOR_TARGET),
+    )?;
+    let bin = ws.hypervisor_bin();
+    objcopy(objcopy_path, &ws.hypervisor_elf(), &bin)?;
+    let image = fs::read(&bin).io(|| format!("reading {}", bin.display()))?;
+    if !has_arm64_image_header(&image) {
+        eprintln!(
+            "xtask: warning: {} has no arm64 Image header (\"ARM\\x64\" at 0x38); \
+             QEMU will not pass it a device tree",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+/// Builds guest crates `names` in one cargo run and converts each to `target/images/<name>.bin`.
+pub fn build_guests(ws: &Workspace, objcopy_path: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pkgs: Vec<&str> = names.iter().map(String::as_str).collect();
+    run_cargo(ws, &cargo_build_args(&pkgs, GUEST_TARGET))?;
+    names
+        .iter()
+        .map(|n| {
+            let bin = ws.guest_bin(n);
+            objcopy(objcopy_path, &ws.guest_elf(n), &bin)?;
+            Ok(bin)
+        })
+        .collect()
+}
+
+/// One VM to package.
+#[derive(Debug, Clone)]
+pub struct VmConfig {
+    /// Console prefix / VM name.
+    pub name: String,
+    /// Kernel image file.
+    pub kernel: PathBuf,
+    /// Guest RAM in bytes.
+    pub mem_bytes: u64,
+    /// Guest command line.
+    pub cmdline: String,
+}
+
+/// Builds the package bytes for `vms` (one vCPU each; SYSTEM_OFF of the VM ends the run).
+pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
+    let mut builder = vmpkg::PackageBuilder::new();
+    for vm in vms {
+        let kernel = fs::read(&vm.kernel).io(|| format!("reading {}", vm.kernel.display()))?;
+        if kernel.is_empty() {
+            return Err(fail!("guest image {} is empty", vm.kernel.display()));
+        }
+        builder.add_vm(vmpkg::VmImage {
+            name: vm.name.clone(),
+            mem_bytes: vm.mem_bytes,
+            vcpus: 1,
+            flags: vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL,
+            kernel,
+            initrd: None,
+            cmdline: vm.cmdline.clone(),
+        });
+    }
+    Ok(builder.build())
+}
+
+/// Writes the package for `vms` to `path`.
+pub fn write_package(path: &Path, vms: &[VmConfig]) -> Result<()> {
+    let bytes = package_bytes(vms)?;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).io(|| format!("creating {}", dir.display()))?;
+    }
+    fs::write(path, bytes).io(|| format!("writing {}", path.display()))
+}
+
+/// A line `  path  size` for the build summary.
+pub fn describe_file(path: &Path) -> String {
+    match fs::metadata(path) {
+        Ok(m) => format!(
+            "  {:<48} {:>10} ({} bytes)",
+            path.display(),
+            format_size(m.len()),
+            m.len()
+        ),
+        Err(_) => format!("  {:<48} (missing)", path.display()),
+    }
+}
+
+/// What `cargo xtask build` and `cargo xtask qemu` produce.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// `target/images/hypervisor.bin`.
+    pub hypervisor: PathBuf,
+    /// Guest images that were built or given.
+    pub guests: Vec<PathBuf>,
+    /// `target/images/package.bin`.
+    pub package: PathBuf,
+}
+
+/// Builds the hypervisor, the guest crates `extra_guests` plus `guest`, and the package of
+/// one VM running `guest`.
+pub fn build_all(
+    ws: &Workspace,
+    guest: &Guest,
+    extra_guests: &[String],
+    mem_bytes: u64,
+    cmdline: &str,
+) -> Result<Built> {
+    let objcopy_path = find_objcopy(ws)?;
+    let hypervisor = build_hypervisor(ws, &objcopy_path)?;
+    let mut names: Vec<String> = extra_guests.to_vec();
+    if let Guest::Crate(name) = guest {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    let mut guests = build_guests(ws, &objcopy_path, &names)?;
+    let kernel = match guest {
+        Guest::Crate(name) => ws.guest_bin(name),
+        Guest::File(path) => {
+            guests.push(path.clone());
+            path.clone()
+        }
+    };
+    let package = ws.package_bin();
+    write_package(
+        &package,
+        &[VmConfig {
+            name: guest.vm_name(),
+            kernel,
+            mem_bytes,
+            cmdline: cmdline.to_string(),
+        }],
+    )?;
+    Ok(Built {
+        hypervisor,
+        guests,
+        package,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-test-{}-{name}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn guest_names_and_paths() {
+        let dir = scratch("guests");
+        fs::write(dir.join("Image"), b"x").unwrap();
+        let crates = vec!["hello".to_string(), "hostile".to_string()];
+        assert_eq!(
+            resolve_guest("hello", &crates, &dir),
+            Ok(Guest::Crate("hello".into()))
+        );
+        assert_eq!(
+            resolve_guest("Image", &crates, &dir),
+            Ok(Guest::File(dir.join("Image")))
+        );
+        let abs = dir.join("Image");
+        assert_eq!(
+            resolve_guest(abs.to_str().unwrap(), &crates, Path::new("/")),
+            Ok(Guest::File(abs))
+        );
+        for bad in ["nosuch", "./nosuch.bin", "", "."] {
+            let err = resolve_guest(bad, &crates, &dir).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad}: {err}");
+        }
+        let msg = resolve_guest("helo", &crates, &dir)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("hello, hostile"), "{msg}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn workspace_lists_guest_crates() {
+        let ws = Workspace::locate();
+        let crates = ws.guest_crates();
+        assert!(crates.contains(&"hello".to_string()), "{crates:?}");
+        assert!(!crates.contains(&"guest-rt".to_string()), "{crates:?}");
+    }
+
+    #[test]
+    fn build_args() {
+        assert_eq!(
+            cargo_build_args(&["hello", "hostile"], GUEST_TARGET).join(" "),
+            "build -p hello -p hostile --release --target aarch64-unknown-none"
+        );
+    }
+
+    #[test]
+    fn image_header() {
+        let mut img = vec![0u8; 64];
+        assert!(!has_arm64_image_header(&img));
+        img[0x38..0x3c].copy_from_slice(b"ARM\x64");
+        assert!(has_arm64_image_header(&img));
+        assert!(!has_arm64_image_header(&img[..0x3a]));
+    }
+
+    #[test]
+    fn package_round_trips() {
+        let dir = scratch("pkg");
+        let kernel = dir.join("k.bin");
+        fs::write(&kernel, [1u8, 2, 3, 4]).unwrap();
+        let bytes = package_bytes(&[VmConfig {
+            name: "hello".into(),
+            kernel,
+            mem_bytes: 128 << 20,
+            cmdline: "reset".into(),
+        }])
+        .unwrap();
+        assert_eq!(&bytes[..8], &vmpkg::MAGIC);
+        let pkg = vmpkg::Package::parse(&bytes).expect("valid package");
+        assert_eq!(pkg.vm_count(), 1);
+        let vm = pkg.vm(0).expect("valid vm");
+        assert_eq!(vm.name, "hello");
+        assert_eq!(vm.mem_bytes, 128 << 20);
+        assert_eq!(vm.vcpus, 1);
+        assert_eq!(vm.kernel, &[1, 2, 3, 4]);
+        assert_eq!(vm.cmdline, "reset");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn commands_are_shown_quoted() {
+        assert_eq!(
+            show_command("cargo", &["a".into(), "b c".into(), "".into()]),
+            "cargo a \"b c\" \"\""
+        );
+    }
+}

@@ -1,0 +1,463 @@
+//! Running `qemu-system-aarch64`: finding (or installing) it, its command line, and running it
+//! interactively or with captured output, always under a timeout.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use crate::cli::{Backend, Cpu, Gic};
+use crate::error::{IoContext, Result};
+use crate::fail;
+
+/// The QEMU binary we run.
+pub const QEMU: &str = "qemu-system-aarch64";
+/// The Debian/Ubuntu package that has it.
+pub const QEMU_DEBIAN_PACKAGE: &str = "qemu-system-arm";
+/// Exit status xtask reports for a run it killed on timeout (as `timeout(1)` does).
+pub const TIMEOUT_EXIT_CODE: i32 = 124;
+/// Port of the gdb server `-s` opens.
+pub const GDB_PORT: u16 = 1234;
+
+/// Everything that goes onto QEMU's command line.
+#[derive(Debug, Clone)]
+pub struct QemuConfig {
+    /// CPU model.
+    pub cpu: Cpu,
+    /// GIC version.
+    pub gic: Gic,
+    /// Physical CPUs.
+    pub smp: u32,
+    /// Machine memory in bytes (rounded up to MiB for QEMU).
+    pub host_mem: u64,
+    /// Backend asked of the hypervisor (`backend=` on its command line).
+    pub backend: Backend,
+    /// Wait for gdb on :1234 before starting.
+    pub gdb: bool,
+    /// The hypervisor image (`-kernel`).
+    pub kernel: PathBuf,
+    /// The VM package (`-initrd`).
+    pub initrd: PathBuf,
+}
+
+impl QemuConfig {
+    /// QEMU's arguments, without the program name.
+    pub fn args(&self) -> Vec<OsString> {
+        let mib = self.host_mem.div_ceil(1 << 20);
+        let mut args: Vec<OsString> = [
+            "-M".to_string(),
+            format!("virt,virtualization=on,gic-version={}", self.gic.number()),
+            "-cpu".into(),
+            self.cpu.qemu_arg().into(),
+            "-smp".into(),
+            self.smp.to_string(),
+            "-m".into(),
+            format!("{mib}M"),
+            "-nographic".into(),
+            "-semihosting".into(),
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+        args.push("-kernel".into());
+        args.push(self.kernel.clone().into());
+        args.push("-initrd".into());
+        args.push(self.initrd.clone().into());
+        args.push("-append".into());
+        args.push(format!("backend={}", self.backend.name()).into());
+        if self.gdb {
+            args.push("-s".into());
+            args.push("-S".into());
+        }
+        args
+    }
+
+    /// The command line as one string, for messages.
+    pub fn command_line(&self, qemu: &Path) -> String {
+        let mut s = qemu.display().to_string();
+        for a in self.args() {
+            let a = a.to_string_lossy();
+            s.push(' ');
+            if a.contains(' ') || a.is_empty() {
+                s.push_str(&format!("\"{a}\""));
+            } else {
+                s.push_str(&a);
+            }
+        }
+        s
+    }
+}
+
+/// How a QEMU run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// QEMU exited with this status (semihosting exit code, or 0 after SYSTEM_OFF).
+    Exited(i32),
+    /// QEMU was killed by this signal.
+    Signaled(i32),
+    /// The timeout ran out and xtask killed QEMU.
+    TimedOut,
+}
+
+impl Outcome {
+    fn from_status(status: ExitStatus) -> Self {
+        if let Some(code) = status.code() {
+            return Outcome::Exited(code);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(sig) = status.signal() {
+                return Outcome::Signaled(sig);
+            }
+        }
+        Outcome::Exited(1)
+    }
+
+    /// The exit status xtask passes on: QEMU's own, 128+signal, or 124 for a timeout.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Exited(c) => c,
+            Outcome::Signaled(s) => 128 + s,
+            Outcome::TimedOut => TIMEOUT_EXIT_CODE,
+        }
+    }
+
+    /// A short description: `exit 0`, `killed by signal 9`, `timed out`.
+    pub fn describe(self) -> String {
+        match self {
+            Outcome::Exited(c) => format!("exit status {c}"),
+            Outcome::Signaled(s) => format!("killed by signal {s}"),
+            Outcome::TimedOut => "timed out".into(),
+        }
+    }
+}
+
+/// Searches `PATH` for `program`.
+pub fn find_in_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// How to get QEMU onto this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallPlan {
+    /// Debian or Ubuntu: xtask runs apt-get itself.
+    Apt,
+    /// Elsewhere: tell the user this command.
+    Manual(String),
+}
+
+/// Picks the install plan from the text of `/etc/os-release` (None if missing), whether
+/// `apt-get` exists, and whether this is macOS.
+pub fn install_plan(os_release: Option<&str>, has_apt: bool, macos: bool) -> InstallPlan {
+    if macos {
+        return InstallPlan::Manual("brew install qemu".into());
+    }
+    let mut ids = Vec::new();
+    for line in os_release.unwrap_or("").lines() {
+        if let Some(v) = line
+            .strip_prefix("ID=")
+            .or_else(|| line.strip_prefix("ID_LIKE="))
+        {
+            ids.extend(
+                v.trim_matches('"')
+                    .split_whitespace()
+                    .map(str::to_ascii_lowercase),
+            );
+        }
+    }
+    let is = |name: &str| ids.iter().any(|i| i == name);
+    if is("debian") || is("ubuntu") {
+        return InstallPlan::Apt;
+    }
+    let cmd = if is("fedora") || is("rhel") || is("centos") {
+        "sudo dnf install -y qemu-system-aarch64"
+    } else if is("arch") {
+        "sudo pacman -S --needed qemu-system-aarch64"
+    } else if is("opensuse") || is("suse") || is("opensuse-tumbleweed") {
+        "sudo zypper install -y qemu-arm"
+    } else if is("alpine") {
+        "sudo apk add qemu-system-aarch64"
+    } else if has_apt {
+        return InstallPlan::Apt;
+    } else {
+        "your package manager's QEMU package for AArch64 (QEMU 7.2 or newer), \
+         so that qemu-system-aarch64 is on PATH"
+    };
+    InstallPlan::Manual(cmd.into())
+}
+
+fn is_root() -> bool {
+    // /proc/self/status has "Uid:\t<real>\t<effective>...".
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(uids) = status.lines().find_map(|l| l.strip_prefix("Uid:")) {
+            return uids.split_whitespace().nth(1) == Some("0");
+        }
+    }
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn run_install_step(sudo: bool, args: &[&str]) -> Result<()> {
+    let (program, rest): (&str, &[&str]) = if sudo {
+        ("sudo", args)
+    } else {
+        (args[0], &args[1..])
+    };
+    let shown = if sudo {
+        format!("sudo {}", args.join(" "))
+    } else {
+        args.join(" ")
+    };
+    eprintln!("xtask: running {shown}");
+    let status = Command::new(program)
+        .args(rest)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .io(|| format!("could not run `{shown}`"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(fail!(
+            "`{shown}` failed ({status}); install QEMU yourself with \
+             `sudo apt-get install qemu-system-arm` and run again"
+        ))
+    }
+}
+
+/// Finds `qemu-system-aarch64`, installing it with apt-get on Debian/Ubuntu when missing.
+pub fn ensure_qemu() -> Result<PathBuf> {
+    if let Some(path) = find_in_path(QEMU) {
+        return Ok(path);
+    }
+    let os_release = std::fs::read_to_string("/etc/os-release").ok();
+    let plan = install_plan(
+        os_release.as_deref(),
+        find_in_path("apt-get").is_some(),
+        cfg!(target_os = "macos"),
+    );
+    match plan {
+        InstallPlan::Manual(cmd) => Err(fail!(
+            "{QEMU} not found on PATH; install it with:\n    {cmd}\nthen run this command again"
+        )),
+        InstallPlan::Apt => {
+            eprintln!("{QEMU} not found; installing Debian package {QEMU_DEBIAN_PACKAGE}");
+            let sudo = !is_root();
+            if sudo && find_in_path("sudo").is_none() {
+                return Err(fail!(
+                    "{QEMU} not found, and installing it needs root but sudo is missing; as root run:\n    \
+                     apt-get update && apt-get install -y {QEMU_DEBIAN_PACKAGE}"
+                ));
+            }
+            run_install_step(sudo, &["apt-get", "update"])?;
+            run_install_step(sudo, &["apt-get", "install", "-y", QEMU_DEBIAN_PACKAGE])?;
+            find_in_path(QEMU).ok_or_else(|| {
+                fail!("{QEMU_DEBIAN_PACKAGE} was installed but {QEMU} is still not on PATH")
+            })
+        }
+    }
+}
+
+/// Stops a child: SIGTERM first (QEMU then restores the terminal), SIGKILL after 2 s.
+fn terminate(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if let Ok(Some(_)) = child.wait_timeout(Duration::from_secs(2)) {
+            return;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn wait(child: &mut Child, timeout: Option<Duration>) -> Result<Outcome> {
+    let status = match timeout {
+        None => Some(child.wait().io(|| "waiting for QEMU".into())?),
+        Some(t) => child.wait_timeout(t).io(|| "waiting for QEMU".into())?,
+    };
+    match status {
+        Some(s) => Ok(Outcome::from_status(s)),
+        None => {
+            terminate(child);
+            Ok(Outcome::TimedOut)
+        }
+    }
+}
+
+/// Runs QEMU with the terminal attached (the guest console reads stdin).
+pub fn run_interactive(
+    qemu: &Path,
+    cfg: &QemuConfig,
+    timeout: Option<Duration>,
+) -> Result<Outcome> {
+    let mut child = Command::new(qemu)
+        .args(cfg.args())
+        .spawn()
+        .io(|| format!("could not start {}", qemu.display()))?;
+    wait(&mut child, timeout)
+}
+
+/// Output of a captured run.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// How QEMU ended.
+    pub outcome: Outcome,
+    /// stdout and stderr interleaved, at most the cap.
+    pub output: String,
+    /// Whether output past the cap was dropped.
+    pub truncated: bool,
+}
+
+fn read_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let mut truncated = false;
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(out.len());
+                out.extend_from_slice(&buf[..n.min(room)]);
+                truncated |= n > room;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    (out, truncated)
+}
+
+/// Runs QEMU with stdin closed and stdout+stderr captured into one stream (up to `cap` bytes;
+/// the rest is read and dropped so QEMU never blocks).
+pub fn run_captured(
+    qemu: &Path,
+    cfg: &QemuConfig,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Captured> {
+    let (reader, writer) = std::io::pipe().io(|| "creating a pipe".into())?;
+    let writer2 = writer.try_clone().io(|| "duplicating a pipe".into())?;
+    let mut cmd = Command::new(qemu);
+    cmd.args(cfg.args())
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2);
+    let spawned = cmd.spawn();
+    // The Command holds our copies of the pipe's write end: drop them, or the reader never
+    // sees end-of-file.
+    drop(cmd);
+    let mut child = spawned.io(|| format!("could not start {}", qemu.display()))?;
+    let reader_thread = thread::spawn(move || read_capped(reader, cap));
+    let outcome = wait(&mut child, Some(timeout))?;
+    let (bytes, truncated) = reader_thread.join().unwrap_or_default();
+    Ok(Captured {
+        outcome,
+        output: String::from_utf8_lossy(&bytes).into_owned(),
+        truncated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> QemuConfig {
+        QemuConfig {
+            cpu: Cpu::Max,
+            gic: Gic::V3,
+            smp: 2,
+            host_mem: 384 << 20,
+            backend: Backend::Nvhe,
+            gdb: false,
+            kernel: "target/images/hypervisor.bin".into(),
+            initrd: "target/images/package.bin".into(),
+        }
+    }
+
+    fn args(c: &QemuConfig) -> String {
+        c.args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn command_line() {
+        assert_eq!(
+            args(&cfg()),
+            "-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on -smp 2 -m 384M \
+             -nographic -semihosting -kernel target/images/hypervisor.bin \
+             -initrd target/images/package.bin -append backend=nvhe"
+        );
+        let mut c = cfg();
+        c.cpu = Cpu::CortexA57;
+        c.gic = Gic::V2;
+        c.gdb = true;
+        c.backend = Backend::Auto;
+        c.host_mem = (384 << 20) + 1;
+        let a = args(&c);
+        assert!(a.contains("gic-version=2"), "{a}");
+        assert!(a.contains("-cpu cortex-a57 "), "{a}");
+        assert!(a.contains("-m 385M"), "{a}");
+        assert!(a.ends_with("-append backend=auto -s -S"), "{a}");
+    }
+
+    #[test]
+    fn install_plans() {
+        let debian = "PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n";
+        let ubuntu = "ID=ubuntu\nID_LIKE=debian\n";
+        let mint = "ID=linuxmint\nID_LIKE=\"ubuntu debian\"\n";
+        let fedora = "ID=fedora\n";
+        assert_eq!(install_plan(Some(debian), true, false), InstallPlan::Apt);
+        assert_eq!(install_plan(Some(ubuntu), true, false), InstallPlan::Apt);
+        assert_eq!(install_plan(Some(mint), false, false), InstallPlan::Apt);
+        assert_eq!(install_plan(None, true, false), InstallPlan::Apt);
+        assert!(matches!(
+            install_plan(Some(fedora), false, false),
+            InstallPlan::Manual(c) if c.contains("dnf")
+        ));
+        assert!(matches!(
+            install_plan(None, false, true),
+            InstallPlan::Manual(c) if c == "brew install qemu"
+        ));
+        assert!(matches!(
+            install_plan(None, false, false),
+            InstallPlan::Manual(_)
+        ));
+    }
+
+    #[test]
+    fn outcomes() {
+        assert_eq!(Outcome::Exited(3).exit_code(), 3);
+        assert_eq!(Outcome::Signaled(9).exit_code(), 137);
+        assert_eq!(Outcome::TimedOut.exit_code(), TIMEOUT_EXIT_CODE);
+    }
+
+    #[test]
+    fn capped_reading() {
+        let data = vec![b'x'; 20_000];
+        let (out, truncated) = read_capped(&data[..], 100);
+        assert_eq!(out.len(), 100);
+        assert!(truncated);
+        let (out, truncated) = read_capped(&data[..], 1 << 20);
+        assert_eq!(out.len(), 20_000);
+        assert!(!truncated);
+    }
+}

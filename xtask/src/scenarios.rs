@@ -1,0 +1,473 @@
+//! QEMU scenarios (`tests/scenarios/*.toml`), the CPU x backend x GIC matrix they run over,
+//! and checking a run's output against a scenario. See `tests/README.md` for the format.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::cli::{parse_size, validate_mem, Backend, Cpu, Gic, DEFAULT_MEM};
+use crate::error::{IoContext, Result};
+use crate::fail;
+use crate::qemu::Outcome;
+
+/// Default per-run timeout of a scenario, in seconds.
+pub const DEFAULT_SCENARIO_TIMEOUT: u64 = 30;
+
+/// Whether a run must end with exit status 0 or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectExit {
+    /// QEMU exits 0 (the guest did PSCI SYSTEM_OFF).
+    Zero,
+    /// QEMU exits with a non-zero status (SYSTEM_RESET, crash, fatal error); a timeout or a
+    /// kill by signal never counts.
+    Nonzero,
+}
+
+/// A scenario file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    description: Option<String>,
+    guest: String,
+    #[serde(default)]
+    append: String,
+    mem: Option<String>,
+    smp: Option<u32>,
+    timeout: Option<u64>,
+    exit: ExpectExit,
+    #[serde(default)]
+    expect: Vec<String>,
+    #[serde(default)]
+    forbid: Vec<String>,
+    cells: Option<Vec<String>>,
+}
+
+/// A checked scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scenario {
+    /// Name: the file name without `.toml`.
+    pub name: String,
+    /// What it tests (free text).
+    pub description: String,
+    /// Guest crate name, or image path relative to the workspace root.
+    pub guest: String,
+    /// Guest command line.
+    pub append: String,
+    /// Guest RAM in bytes.
+    pub mem: u64,
+    /// Physical CPUs of the QEMU machine.
+    pub smp: u32,
+    /// Timeout of one run, in seconds.
+    pub timeout: u64,
+    /// Exit status expectation.
+    pub exit: ExpectExit,
+    /// Substrings that must appear in the output, in this order.
+    pub expect: Vec<String>,
+    /// Substrings that must not appear anywhere in the output.
+    pub forbid: Vec<String>,
+    /// Cells to run in (names from [`matrix`]); all when `None`.
+    pub cells: Option<Vec<String>>,
+}
+
+/// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
+pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, String> {
+    let f: ScenarioFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    if f.guest.trim().is_empty() {
+        return Err("`guest` must name a guest crate or an image path".into());
+    }
+    let mem = match &f.mem {
+        Some(s) => parse_size(s).map_err(|e| format!("`mem`: {e}"))?,
+        None => DEFAULT_MEM,
+    };
+    validate_mem(mem, "`mem`")?;
+    let smp = f.smp.unwrap_or(1);
+    if !(1..=crate::cli::MAX_SMP_GICV2).contains(&smp) {
+        return Err(format!(
+            "`smp` = {smp}: must be 1..={} (every scenario also runs on GICv2)",
+            crate::cli::MAX_SMP_GICV2
+        ));
+    }
+    let timeout = f.timeout.unwrap_or(DEFAULT_SCENARIO_TIMEOUT);
+    if timeout == 0 {
+        return Err("`timeout` must be at least 1 second".into());
+    }
+    if f.expect.iter().chain(&f.forbid).any(String::is_empty) {
+        return Err("`expect` and `forbid` must not contain empty strings".into());
+    }
+    if let Some(cells) = &f.cells {
+        let known: Vec<String> = matrix().iter().map(Cell::name).collect();
+        if let Some(bad) = cells.iter().find(|c| !known.contains(c)) {
+            return Err(format!(
+                "`cells`: unknown cell '{bad}'; known cells: {}",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(Scenario {
+        name: name.to_string(),
+        description: f.description.unwrap_or_default(),
+        guest: f.guest,
+        append: f.append,
+        mem,
+        smp,
+        timeout,
+        exit: f.exit,
+        expect: f.expect,
+        forbid: f.forbid,
+        cells: f.cells,
+    })
+}
+
+/// Loads every `*.toml` in `dir`, sorted by name. Any bad file is an error naming the file.
+pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>> {
+    let entries =
+        fs::read_dir(dir).io(|| format!("reading scenario directory {}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = fs::read_to_string(&path).io(|| format!("reading {}", path.display()))?;
+        let scenario = parse_scenario(&name, &text).map_err(|e| {
+            fail!(
+                "bad scenario file {}: {e}\n(the format is described in tests/README.md)",
+                path.display()
+            )
+        })?;
+        out.push(scenario);
+    }
+    if out.is_empty() {
+        return Err(fail!("no scenarios (*.toml) in {}", dir.display()));
+    }
+    Ok(out)
+}
+
+/// One cell of the test matrix: a CPU, a requested backend and a GIC version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    /// CPU model.
+    pub cpu: Cpu,
+    /// Requested backend.
+    pub backend: Backend,
+    /// GIC version.
+    pub gic: Gic,
+}
+
+impl Cell {
+    /// `cortex-a57/auto/gic2`, `max/nvhe/gic3`, ...
+    pub fn name(&self) -> String {
+        format!(
+            "{}/{}/gic{}",
+            self.cpu.name(),
+            self.backend.name(),
+            self.gic.number()
+        )
+    }
+
+    /// The line the hypervisor must print for this cell, e.g. `[hv] backend: nvhe`.
+    pub fn backend_line(&self) -> String {
+        format!("[hv] backend: {}", self.backend.resolved(self.cpu).name())
+    }
+}
+
+/// The matrix: {cortex-a57 + auto (non-VHE), max + auto (VHE), max + nvhe forced} x {GICv2, GICv3}.
+pub fn matrix() -> Vec<Cell> {
+    let rows = [
+        (Cpu::CortexA57, Backend::Auto),
+        (Cpu::Max, Backend::Auto),
+        (Cpu::Max, Backend::Nvhe),
+    ];
+    let mut cells = Vec::new();
+    for (cpu, backend) in rows {
+        for gic in [Gic::V2, Gic::V3] {
+            cells.push(Cell { cpu, backend, gic });
+        }
+    }
+    cells
+}
+
+/// One QEMU run: a scenario in a cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The cell.
+    pub cell: Cell,
+}
+
+impl Run<'_> {
+    /// `hello max/auto/gic3`: what `--filter` matches and what result lines show.
+    pub fn name(&self) -> String {
+        format!("{} {}", self.scenario.name, self.cell.name())
+    }
+}
+
+/// Every (scenario, cell) pair the scenarios allow whose name contains `filter`.
+pub fn expand<'a>(scenarios: &'a [Scenario], filter: Option<&str>) -> Vec<Run<'a>> {
+    let cells = matrix();
+    let mut runs = Vec::new();
+    for scenario in scenarios {
+        for &cell in &cells {
+            let allowed = scenario
+                .cells
+                .as_ref()
+                .is_none_or(|only| only.contains(&cell.name()));
+            let run = Run { scenario, cell };
+            if allowed && filter.is_none_or(|f| run.name().contains(f)) {
+                runs.push(run);
+            }
+        }
+    }
+    runs
+}
+
+/// Checks a finished run; returns what was wrong (empty when it passed).
+pub fn check(run: &Run<'_>, outcome: Outcome, output: &str) -> Vec<String> {
+    let s = run.scenario;
+    let mut problems = Vec::new();
+    match (outcome, s.exit) {
+        (Outcome::TimedOut, _) => problems.push(format!(
+            "timed out after {} s (QEMU killed); the guest or hypervisor hung or never ended the run",
+            s.timeout
+        )),
+        (Outcome::Signaled(sig), _) => problems.push(format!("QEMU was killed by signal {sig}")),
+        (Outcome::Exited(0), ExpectExit::Nonzero) => {
+            problems.push("exit status 0, expected non-zero".into())
+        }
+        (Outcome::Exited(c), ExpectExit::Zero) if c != 0 => {
+            problems.push(format!("exit status {c}, expected 0"))
+        }
+        _ => {}
+    }
+    let backend_line = run.cell.backend_line();
+    if !output.contains(&backend_line) {
+        problems.push(format!("missing \"{backend_line}\""));
+    }
+    let mut pos = 0;
+    for want in &s.expect {
+        match output[pos..].find(want.as_str()) {
+            Some(i) => pos += i + want.len(),
+            None if output.contains(want.as_str()) => problems.push(format!(
+                "\"{want}\" appears, but not after the previous expected line"
+            )),
+            None => problems.push(format!("missing \"{want}\"")),
+        }
+    }
+    for bad in &s.forbid {
+        if let Some(line) = output.lines().find(|l| l.contains(bad.as_str())) {
+            problems.push(format!("forbidden \"{bad}\" in: {}", line.trim_end()));
+        }
+    }
+    problems
+}
+
+/// The last `n` lines of `output`.
+pub fn tail(output: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = output.lines().collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HELLO: &str = r#"
+        description = "hello boots"
+        guest = "hello"
+        exit = "zero"
+        expect = ["hello: PASS"]
+        forbid = ["panic"]
+    "#;
+
+    fn hello() -> Scenario {
+        parse_scenario("hello", HELLO).unwrap()
+    }
+
+    #[test]
+    fn parses_with_defaults() {
+        let s = hello();
+        assert_eq!(s.name, "hello");
+        assert_eq!(s.guest, "hello");
+        assert_eq!(s.append, "");
+        assert_eq!(s.mem, DEFAULT_MEM);
+        assert_eq!(s.smp, 1);
+        assert_eq!(s.timeout, DEFAULT_SCENARIO_TIMEOUT);
+        assert_eq!(s.exit, ExpectExit::Zero);
+        assert_eq!(s.expect, ["hello: PASS"]);
+        assert_eq!(s.forbid, ["panic"]);
+        assert_eq!(s.cells, None);
+    }
+
+    #[test]
+    fn parses_everything() {
+        let s = parse_scenario(
+            "r",
+            r#"
+            guest = "path/to/Image"
+            append = "reset"
+            mem = "64M"
+            smp = 2
+            timeout = 10
+            exit = "nonzero"
+            expect = ["a", "b"]
+            cells = ["max/nvhe/gic3"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.append, "reset");
+        assert_eq!(s.mem, 64 << 20);
+        assert_eq!(s.smp, 2);
+        assert_eq!(s.timeout, 10);
+        assert_eq!(s.exit, ExpectExit::Nonzero);
+        assert_eq!(s.cells.as_deref(), Some(&["max/nvhe/gic3".to_string()][..]));
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        let bad = [
+            ("missing guest", "exit = \"zero\""),
+            ("missing exit", "guest = \"hello\""),
+            ("bad exit", "guest = \"hello\"\nexit = \"maybe\""),
+            (
+                "typo",
+                "guest = \"hello\"\nexit = \"zero\"\nexpected = [\"x\"]",
+            ),
+            (
+                "bad mem",
+                "guest = \"hello\"\nexit = \"zero\"\nmem = \"lots\"",
+            ),
+            (
+                "zero timeout",
+                "guest = \"hello\"\nexit = \"zero\"\ntimeout = 0",
+            ),
+            ("smp", "guest = \"hello\"\nexit = \"zero\"\nsmp = 9"),
+            (
+                "cell",
+                "guest = \"hello\"\nexit = \"zero\"\ncells = [\"max/vhe/gic2\"]",
+            ),
+            (
+                "empty expect",
+                "guest = \"hello\"\nexit = \"zero\"\nexpect = [\"\"]",
+            ),
+            ("not toml", "guest = "),
+        ];
+        for (what, text) in bad {
+            assert!(
+                parse_scenario("x", text).is_err(),
+                "{what} should be rejected"
+            );
+        }
+        let msg = parse_scenario(
+            "x",
+            "guest = \"hello\"\nexit = \"zero\"\nexpected = [\"x\"]",
+        )
+        .unwrap_err();
+        assert!(msg.contains("expected"), "{msg}");
+    }
+
+    #[test]
+    fn matrix_has_six_cells() {
+        let names: Vec<String> = matrix().iter().map(Cell::name).collect();
+        assert_eq!(
+            names,
+            [
+                "cortex-a57/auto/gic2",
+                "cortex-a57/auto/gic3",
+                "max/auto/gic2",
+                "max/auto/gic3",
+                "max/nvhe/gic2",
+                "max/nvhe/gic3"
+            ]
+        );
+        let lines: Vec<String> = matrix().iter().map(Cell::backend_line).collect();
+        assert_eq!(lines[0], "[hv] backend: nvhe");
+        assert_eq!(lines[2], "[hv] backend: vhe");
+        assert_eq!(lines[4], "[hv] backend: nvhe");
+    }
+
+    #[test]
+    fn expansion_and_filter() {
+        let mut only = parse_scenario("only", HELLO).unwrap();
+        only.cells = Some(vec!["max/auto/gic3".into()]);
+        let all = [hello(), only];
+        assert_eq!(expand(&all, None).len(), 7);
+        assert_eq!(expand(&all, Some("hello")).len(), 6);
+        assert_eq!(expand(&all, Some("gic2")).len(), 3);
+        assert_eq!(expand(&all, Some("max/auto")).len(), 3);
+        assert_eq!(expand(&all, Some("only max")).len(), 1);
+        assert!(expand(&all, Some("nothing")).is_empty());
+        assert_eq!(expand(&all, None)[0].name(), "hello cortex-a57/auto/gic2");
+    }
+
+    #[test]
+    fn checking_output() {
+        let s = hello();
+        let cell = matrix()[3]; // max/auto/gic3: VHE
+        let run = Run { scenario: &s, cell };
+        let good = "[hv] backend: vhe\r\nhello: PASS\r\n";
+        assert!(check(&run, Outcome::Exited(0), good).is_empty());
+        assert_eq!(check(&run, Outcome::Exited(1), good).len(), 1);
+        assert_eq!(check(&run, Outcome::TimedOut, good).len(), 1);
+        assert_eq!(check(&run, Outcome::Signaled(9), good).len(), 1);
+        let wrong_backend = "[hv] backend: nvhe\nhello: PASS\n";
+        assert_eq!(check(&run, Outcome::Exited(0), wrong_backend).len(), 1);
+        let panicked = "[hv] backend: vhe\nhello: PASS\n[hv] panic at x\n";
+        let p = check(&run, Outcome::Exited(0), panicked);
+        assert!(p[0].contains("[hv] panic at x"), "{p:?}");
+        assert_eq!(
+            check(&run, Outcome::Exited(0), "[hv] backend: vhe\n").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn expected_lines_in_order() {
+        let mut s = hello();
+        s.expect = vec!["one".into(), "two".into()];
+        s.exit = ExpectExit::Nonzero;
+        let run = Run {
+            scenario: &s,
+            cell: matrix()[0],
+        };
+        let out = "[hv] backend: nvhe\none\ntwo\n";
+        assert!(check(&run, Outcome::Exited(1), out).is_empty());
+        assert_eq!(check(&run, Outcome::Exited(0), out).len(), 1);
+        let swapped = "[hv] backend: nvhe\ntwo\none\n";
+        let p = check(&run, Outcome::Exited(1), swapped);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].contains("not after"), "{p:?}");
+    }
+
+    #[test]
+    fn repository_scenarios_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
+        let all = load_dir(&dir).unwrap();
+        let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        for want in ["hello", "hello-reset", "hostile"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        for s in &all {
+            assert!(
+                !expand(std::slice::from_ref(s), None).is_empty(),
+                "{} runs nowhere",
+                s.name
+            );
+        }
+    }
+
+    #[test]
+    fn tails() {
+        assert_eq!(tail("a\nb\nc\n", 2), ["b", "c"]);
+        assert_eq!(tail("a", 5), ["a"]);
+        assert!(tail("", 5).is_empty());
+    }
+}

@@ -1,0 +1,272 @@
+//! `cargo xtask test`: the host tests as one item, then every scenario in every matrix cell
+//! under QEMU, one result line each, and a closing `N passed, M failed`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::build::{self, Guest, VmConfig, Workspace};
+use crate::cli::{host_mem, TestArgs};
+use crate::error::Result;
+use crate::qemu::{self, QemuConfig};
+use crate::scenarios::{self, Run, Scenario};
+use crate::usage;
+
+/// Packages whose tests run on the host.
+pub const HOST_PACKAGES: &[&str] = &["el2-core", "stage2", "vmpkg", "hypervisor", "xtask"];
+/// Name of the host-test item in results and for `--filter`.
+pub const HOST_ITEM: &str = "host-tests";
+/// Most output kept per QEMU run.
+pub const OUTPUT_CAP: usize = 1 << 20;
+/// Lines of output shown for a failed run.
+pub const TAIL_LINES: usize = 40;
+
+/// Pass/fail counts.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Items that passed.
+    pub passed: usize,
+    /// Items that failed (or could not run).
+    pub failed: usize,
+}
+
+impl Tally {
+    fn record(&mut self, name: &str, ok: bool, secs: f64) {
+        if ok {
+            self.passed += 1;
+            println!("ok {name} ({secs:.1}s)");
+        } else {
+            self.failed += 1;
+            println!("FAILED {name} ({secs:.1}s)");
+        }
+    }
+}
+
+/// `cargo test -p ... ` arguments for the host packages.
+pub fn host_test_args() -> Vec<String> {
+    let mut args = vec!["test".to_string()];
+    for p in HOST_PACKAGES {
+        args.push("-p".into());
+        args.push((*p).into());
+    }
+    args
+}
+
+/// The `cargo xtask qemu` command that repeats `run` interactively.
+pub fn reproduce_command(run: &Run<'_>) -> String {
+    let s = run.scenario;
+    let mut args: Vec<String> = [
+        "qemu",
+        "--cpu",
+        run.cell.cpu.name(),
+        "--gic",
+        &run.cell.gic.number().to_string(),
+        "--backend",
+        run.cell.backend.name(),
+        "--guest",
+        &s.guest,
+        "--mem",
+        &crate::cli::format_size(s.mem),
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    if s.smp != 1 {
+        args.extend(["--smp".into(), s.smp.to_string()]);
+    }
+    if !s.append.is_empty() {
+        args.extend(["--append".into(), s.append.clone()]);
+    }
+    build::show_command("cargo xtask", &args)
+}
+
+/// Runs the tests; returns the tally (the caller prints nothing more than this module did).
+pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
+    let all = scenarios::load_dir(&ws.root.join("tests/scenarios"))?;
+    let filter = args.filter.as_deref();
+    let runs = scenarios::expand(&all, filter);
+    let host = !args.skip_host && filter.is_none_or(|f| HOST_ITEM.contains(f));
+    if !host && runs.is_empty() {
+        return Err(usage!(
+            "nothing to run: --filter {:?} matches no scenario run{}; names look like \
+             `{HOST_ITEM}` or `hello max/auto/gic3`",
+            filter.unwrap_or(""),
+            if args.skip_host {
+                " (and --skip-host is set)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let mut tally = Tally::default();
+
+    if host {
+        let start = Instant::now();
+        let result = build::run_cargo(ws, &host_test_args());
+        let ok = match &result {
+            Ok(()) => true,
+            Err(e) => {
+                println!("  {e}");
+                false
+            }
+        };
+        tally.record(HOST_ITEM, ok, start.elapsed().as_secs_f64());
+    }
+
+    if !runs.is_empty() {
+        match prepare(ws, &runs) {
+            Ok(prepared) => run_matrix(&prepared, &runs, &mut tally),
+            Err(e) => {
+                println!("FAILED {} QEMU runs not run: {e}", runs.len());
+                tally.failed += runs.len();
+            }
+        }
+    }
+
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    Ok(tally)
+}
+
+/// QEMU and the images, ready for the runs.
+struct Prepared {
+    qemu: PathBuf,
+    hypervisor: PathBuf,
+    /// (scenario name, package path)
+    packages: Vec<(String, PathBuf)>,
+}
+
+/// Finds QEMU and builds every image the selected runs need, once.
+fn prepare(ws: &Workspace, runs: &[Run<'_>]) -> Result<Prepared> {
+    let qemu = qemu::ensure_qemu()?;
+    let crates = ws.guest_crates();
+    let mut used: Vec<&Scenario> = Vec::new();
+    for r in runs {
+        if !used.iter().any(|s| s.name == r.scenario.name) {
+            used.push(r.scenario);
+        }
+    }
+    let mut guests = Vec::new();
+    for s in &used {
+        let g = build::resolve_guest(&s.guest, &crates, &ws.root)
+            .map_err(|e| crate::fail!("scenario {}: {e}", s.name))?;
+        guests.push(g);
+    }
+    let mut crate_names: Vec<String> = guests
+        .iter()
+        .filter_map(|g| match g {
+            Guest::Crate(n) => Some(n.clone()),
+            Guest::File(_) => None,
+        })
+        .collect();
+    crate_names.sort();
+    crate_names.dedup();
+
+    let objcopy = build::find_objcopy(ws)?;
+    let hypervisor = build::build_hypervisor(ws, &objcopy)?;
+    build::build_guests(ws, &objcopy, &crate_names)?;
+
+    let mut packages = Vec::new();
+    for (s, g) in used.iter().zip(&guests) {
+        let kernel = match g {
+            Guest::Crate(n) => ws.guest_bin(n),
+            Guest::File(p) => p.clone(),
+        };
+        let path = ws
+            .images_dir()
+            .join("scenarios")
+            .join(format!("{}.bin", s.name));
+        build::write_package(
+            &path,
+            &[VmConfig {
+                name: g.vm_name(),
+                kernel,
+                mem_bytes: s.mem,
+                cmdline: s.append.clone(),
+            }],
+        )?;
+        packages.push((s.name.clone(), path));
+    }
+    Ok(Prepared {
+        qemu,
+        hypervisor,
+        packages,
+    })
+}
+
+/// Runs every selected (scenario, cell) under QEMU, one after the other.
+fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
+    for run in runs {
+        let s = run.scenario;
+        let name = run.name();
+        let Some((_, package)) = p.packages.iter().find(|(n, _)| *n == s.name) else {
+            tally.record(&name, false, 0.0);
+            continue;
+        };
+        let cfg = QemuConfig {
+            cpu: run.cell.cpu,
+            gic: run.cell.gic,
+            smp: s.smp,
+            host_mem: host_mem(None, s.mem),
+            backend: run.cell.backend,
+            gdb: false,
+            kernel: p.hypervisor.clone(),
+            initrd: package.clone(),
+        };
+        let start = Instant::now();
+        let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);
+        let secs = start.elapsed().as_secs_f64();
+        match result {
+            Err(e) => {
+                tally.record(&name, false, secs);
+                println!("  {e}");
+            }
+            Ok(cap) => {
+                let problems = scenarios::check(run, cap.outcome, &cap.output);
+                tally.record(&name, problems.is_empty(), secs);
+                if !problems.is_empty() {
+                    for problem in &problems {
+                        println!("  - {problem}");
+                    }
+                    println!("  ({}; output tail follows)", cap.outcome.describe());
+                    if cap.truncated {
+                        println!("  (output was cut at {OUTPUT_CAP} bytes)");
+                    }
+                    for line in scenarios::tail(&cap.output, TAIL_LINES) {
+                        println!("  | {}", line.trim_end_matches('\r'));
+                    }
+                    println!("  reproduce: {}", reproduce_command(run));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_args() {
+        assert_eq!(
+            host_test_args().join(" "),
+            "test -p el2-core -p stage2 -p vmpkg -p hypervisor -p xtask"
+        );
+    }
+
+    #[test]
+    fn reproduce() {
+        let s = scenarios::parse_scenario(
+            "hello-reset",
+            "guest = \"hello\"\nexit = \"nonzero\"\nappend = \"reset now\"",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &s,
+            cell: scenarios::matrix()[4],
+        };
+        assert_eq!(
+            reproduce_command(&run),
+            "cargo xtask qemu --cpu max --gic 2 --backend nvhe --guest hello --mem 128M \
+             --append \"reset now\""
+        );
+    }
+}
