@@ -15,7 +15,7 @@ use tock_registers::registers::InMemoryRegister;
 
 register_bitfields! [u64,
     /// ISS of a Data Abort (`ESR_EL1.EC` = 0x24/0x25), the fields the guests report.
-    pub ISS_DATA_ABORT [
+    ISS_DATA_ABORT [
         /// Instruction Syndrome Valid.
         ISV OFFSET(24) NUMBITS(1) [],
         /// External abort type.

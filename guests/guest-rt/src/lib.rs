@@ -12,6 +12,7 @@
 //! The MMU stays off: every data access is to Device-nGnRnE memory, so the target's
 //! `+strict-align` matters and neither atomics nor exclusives are used anywhere.
 #![no_std]
+#![warn(missing_docs)]
 
 pub mod console;
 pub mod entry;

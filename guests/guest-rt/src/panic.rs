@@ -5,6 +5,9 @@ use core::panic::PanicInfo;
 
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
-    crate::println!("guest-rt: PANIC {}", info);
+    match info.location() {
+        Some(loc) => crate::println!("guest-rt: PANIC at {}: {}", loc, info.message()),
+        None => crate::println!("guest-rt: PANIC: {}", info.message()),
+    }
     crate::psci::system_reset()
 }

@@ -5,6 +5,9 @@
 //! With the word `reset` in `/chosen/bootargs` it instead prints
 //! `hello: requesting SYSTEM_RESET` and calls SYSTEM_RESET (to test non-zero exit status).
 //! Any failed check prints `hello: FAIL <what>` and calls SYSTEM_RESET.
+//!
+//! Two more bootargs words exercise the runtime's failure paths (both end in SYSTEM_RESET):
+//! `panic` panics, `crash` executes an UNDEFINED instruction (`udf #0`) nobody expects.
 #![no_std]
 #![no_main]
 
@@ -36,6 +39,15 @@ fn main(dtb: usize) -> ! {
     firmware::report();
     fp::check();
 
+    if facts.bootargs_word("panic") {
+        panic!("requested by bootargs");
+    }
+    if facts.bootargs_word("crash") {
+        say!("executing an unexpected UNDEFINED instruction");
+        // SAFETY: `udf` only raises an UNDEFINED exception; with no fault expected, guest-rt's
+        // vectors report it and request SYSTEM_RESET, which is the point.
+        unsafe { core::arch::asm!("udf #0", options(nomem, nostack)) };
+    }
     if facts.bootargs_word("reset") {
         say!("requesting SYSTEM_RESET");
         psci::system_reset();
