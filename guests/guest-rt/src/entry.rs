@@ -99,6 +99,8 @@ _start:
 macro_rules! entry {
     ($main:path) => {
         /// Called by the guest-rt entry code once stack, `.bss`, vectors and FP are ready.
+        // SAFETY: `guest_main` is the one symbol of this name in the image (one `entry!` per
+        // binary); the entry assembly calls it with the C ABI and x0 = the DTB address.
         #[unsafe(no_mangle)]
         pub extern "C" fn guest_main(dtb: usize) -> ! {
             let main: fn(usize) -> ! = $main;

@@ -165,6 +165,8 @@ const VECTOR_NAMES: [&str; 16] = [
 ];
 
 /// Rust side of every vector; `index` is the vector number (0..16), `frame` the saved state.
+// SAFETY: the only symbol of this name; called only by `__exception_common` above with the
+// C ABI, x0 = vector index, x1 = the frame it just saved on the stack.
 #[unsafe(no_mangle)]
 extern "C" fn guest_rt_exception(index: u64, frame: &mut ExceptionFrame) {
     let esr = ESR_EL1.get();

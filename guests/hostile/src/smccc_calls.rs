@@ -94,6 +94,8 @@ hostile_park:
 /// Entry point passed to CPU_ON: a loop that needs neither stack nor MMU, should a CPU
 /// wrongly be started there.
 fn park_address() -> u64 {
+    // SAFETY: `hostile_park` is defined by the `global_asm!` above; it is never called from
+    // Rust, only its address is taken.
     unsafe extern "C" {
         fn hostile_park() -> !;
     }
