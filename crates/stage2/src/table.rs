@@ -247,7 +247,7 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
 
     /// Validates an IPA range; `None` for an empty one.
     fn check_ipa(&self, ipa: u64, len: u64) -> Result<Option<(u64, u64)>> {
-        if ipa % PAGE_SIZE != 0 || len % PAGE_SIZE != 0 {
+        if !ipa.is_multiple_of(PAGE_SIZE) || !len.is_multiple_of(PAGE_SIZE) {
             return Err(Error::Misaligned);
         }
         if len == 0 {
@@ -261,7 +261,7 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
     }
 
     fn check_map(&self, ipa: u64, pa: u64, len: u64, attrs: S2Attrs) -> Result<Option<(u64, u64)>> {
-        if pa % PAGE_SIZE != 0 {
+        if !pa.is_multiple_of(PAGE_SIZE) {
             return Err(Error::Misaligned);
         }
         let range = self.check_ipa(ipa, len)?;

@@ -63,7 +63,7 @@ impl MapVisitor {
     ) -> bool {
         mm.granule.leaf_allowed(e.level)
             && e.covered_by(self.start, self.end)
-            && self.pa_for(e.addr) % e.size == 0
+            && self.pa_for(e.addr).is_multiple_of(e.size)
     }
 
     fn new_leaf(&self, e: &Entry) -> u64 {

@@ -78,7 +78,7 @@ fn uses_1g_blocks_when_aligned() {
     assert_eq!((m.level, m.pa), (3, 6 * G1 + M2));
     assert_eq!(s2.translate(3 * G1 + M2 + K4), None);
     let (d, _) = desc_of(&s2, &alloc, G1).unwrap();
-    assert_eq!(d, 4 * G1 | (1 << 54) | 0x7fc | 0b01);
+    assert_eq!(d, (4 * G1) | (1 << 54) | 0x7fc | 0b01);
     let (d, _) = desc_of(&s2, &alloc, 3 * G1 + M2).unwrap();
     assert_eq!(d, (6 * G1 + M2) | (1 << 54) | 0x7fc | 0b11);
 }
@@ -167,7 +167,7 @@ fn errors_never_change_anything() {
         e(s2.map((1 << 40) - K4, 0, 2 * K4, S2Attrs::RAM)),
         Error::OutOfIpaRange
     );
-    assert_eq!(e(s2.unmap(u64::MAX & !0xfff, 2 * K4)), Error::OutOfIpaRange);
+    assert_eq!(e(s2.unmap(!0xfffu64, 2 * K4)), Error::OutOfIpaRange);
     assert_eq!(
         e(s2.protect(1 << 41, K4, S2Attrs::RAM)),
         Error::OutOfIpaRange
@@ -175,7 +175,7 @@ fn errors_never_change_anything() {
     // PA range: PS = 40 bits.
     assert_eq!(e(s2.map(0, 1 << 40, K4, S2Attrs::RAM)), Error::OutOfPaRange);
     assert_eq!(
-        e(s2.map(0, u64::MAX & !0xfff, 2 * K4, S2Attrs::RAM)),
+        e(s2.map(0, !0xfffu64, 2 * K4, S2Attrs::RAM)),
         Error::OutOfPaRange
     );
     // Overlap: partly mapped range.

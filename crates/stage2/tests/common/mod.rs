@@ -154,11 +154,14 @@ pub enum Ev {
     All,
 }
 
+/// What the TLB mock walks to see the tables: pool, root, start level.
+type View = Option<(Rc<Pool>, u64, u32)>;
+
 #[derive(Clone, Default)]
 pub struct RecTlb {
     pub log: Rc<RefCell<Vec<Ev>>>,
     /// (pool, root, start level) for snapshots.
-    pub view: Rc<RefCell<Option<(Rc<Pool>, u64, u32)>>>,
+    pub view: Rc<RefCell<View>>,
     last_ipa: Rc<Cell<u64>>,
 }
 
