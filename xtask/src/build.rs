@@ -142,8 +142,8 @@ pub fn resolve_guest(spec: &str, crates: &[String], base: &Path) -> Result<Guest
         ))
     } else {
         Err(usage!(
-            "--guest {spec}: file {} not found; give an existing raw binary or arm64 Image \
-             (or a guest crate name: {})",
+            "--guest {spec}: file not found (looked for {}); give an existing raw binary or \
+             arm64 Image (or a guest crate name: {})",
             path.display(),
             crates.join(", ")
         ))

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -268,25 +269,44 @@ pub fn ensure_qemu() -> Result<PathBuf> {
     }
 }
 
-/// Stops a child: SIGTERM first (QEMU then restores the terminal), SIGKILL after 2 s.
-fn terminate(child: &mut Child) {
+/// Stops a child: SIGTERM first (QEMU then restores the terminal), SIGKILL after 2 s. With
+/// `group`, the signals go to the child's whole process group (it must lead one).
+fn terminate(child: &mut Child, group: bool) {
     #[cfg(unix)]
     {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let pid = child.id();
+        let signal = |sig: &str| {
+            let target = if group {
+                format!("-{pid}")
+            } else {
+                pid.to_string()
+            };
+            let _ = Command::new("kill")
+                .arg(sig)
+                .arg("--")
+                .arg(target)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        };
+        signal("-TERM");
         if let Ok(Some(_)) = child.wait_timeout(Duration::from_secs(2)) {
+            if group {
+                signal("-KILL");
+            }
             return;
         }
+        if group {
+            signal("-KILL");
+        }
     }
+    #[cfg(not(unix))]
+    let _ = group;
     let _ = child.kill();
     let _ = child.wait();
 }
 
-fn wait(child: &mut Child, timeout: Option<Duration>) -> Result<Outcome> {
+fn wait(child: &mut Child, timeout: Option<Duration>, group: bool) -> Result<Outcome> {
     let status = match timeout {
         None => Some(child.wait().io(|| "waiting for QEMU".into())?),
         Some(t) => child.wait_timeout(t).io(|| "waiting for QEMU".into())?,
@@ -294,7 +314,7 @@ fn wait(child: &mut Child, timeout: Option<Duration>) -> Result<Outcome> {
     match status {
         Some(s) => Ok(Outcome::from_status(s)),
         None => {
-            terminate(child);
+            terminate(child, group);
             Ok(Outcome::TimedOut)
         }
     }
@@ -310,7 +330,7 @@ pub fn run_interactive(
         .args(cfg.args())
         .spawn()
         .io(|| format!("could not start {}", qemu.display()))?;
-    wait(&mut child, timeout)
+    wait(&mut child, timeout, false)
 }
 
 /// Output of a captured run.
@@ -324,27 +344,30 @@ pub struct Captured {
     pub truncated: bool,
 }
 
-fn read_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
-    let mut out = Vec::new();
-    let mut truncated = false;
+/// Captured bytes and whether any were dropped.
+type Sink = Arc<Mutex<(Vec<u8>, bool)>>;
+
+fn read_capped(mut r: impl Read, cap: usize, sink: &Sink) {
     let mut buf = [0u8; 8192];
     loop {
         match r.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
+                let mut guard = sink.lock().unwrap_or_else(|e| e.into_inner());
+                let (out, truncated) = &mut *guard;
                 let room = cap.saturating_sub(out.len());
                 out.extend_from_slice(&buf[..n.min(room)]);
-                truncated |= n > room;
+                *truncated |= n > room;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
     }
-    (out, truncated)
 }
 
 /// Runs QEMU with stdin closed and stdout+stderr captured into one stream (up to `cap` bytes;
-/// the rest is read and dropped so QEMU never blocks).
+/// the rest is read and dropped so QEMU never blocks). QEMU leads its own process group, so a
+/// timeout kill also ends anything it started.
 pub fn run_captured(
     qemu: &Path,
     cfg: &QemuConfig,
@@ -358,18 +381,32 @@ pub fn run_captured(
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer2);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
     let spawned = cmd.spawn();
     // The Command holds our copies of the pipe's write end: drop them, or the reader never
     // sees end-of-file.
     drop(cmd);
     let mut child = spawned.io(|| format!("could not start {}", qemu.display()))?;
-    let reader_thread = thread::spawn(move || read_capped(reader, cap));
-    let outcome = wait(&mut child, Some(timeout))?;
-    let (bytes, truncated) = reader_thread.join().unwrap_or_default();
+    let sink: Sink = Arc::default();
+    let (done_tx, done_rx) = mpsc::channel();
+    let thread_sink = Arc::clone(&sink);
+    thread::spawn(move || {
+        read_capped(reader, cap, &thread_sink);
+        let _ = done_tx.send(());
+    });
+    let outcome = wait(&mut child, Some(timeout), cfg!(unix))?;
+    // Normally the pipe closes with QEMU; should something else still hold it, take what
+    // arrived and leave the reader behind.
+    let _ = done_rx.recv_timeout(Duration::from_secs(2));
+    let guard = sink.lock().unwrap_or_else(|e| e.into_inner());
     Ok(Captured {
         outcome,
-        output: String::from_utf8_lossy(&bytes).into_owned(),
-        truncated,
+        output: String::from_utf8_lossy(&guard.0).into_owned(),
+        truncated: guard.1,
     })
 }
 
@@ -453,11 +490,13 @@ mod tests {
     #[test]
     fn capped_reading() {
         let data = vec![b'x'; 20_000];
-        let (out, truncated) = read_capped(&data[..], 100);
-        assert_eq!(out.len(), 100);
-        assert!(truncated);
-        let (out, truncated) = read_capped(&data[..], 1 << 20);
-        assert_eq!(out.len(), 20_000);
-        assert!(!truncated);
+        let sink = Sink::default();
+        read_capped(&data[..], 100, &sink);
+        assert_eq!(sink.lock().unwrap().0.len(), 100);
+        assert!(sink.lock().unwrap().1);
+        let sink = Sink::default();
+        read_capped(&data[..], 1 << 20, &sink);
+        assert_eq!(sink.lock().unwrap().0.len(), 20_000);
+        assert!(!sink.lock().unwrap().1);
     }
 }

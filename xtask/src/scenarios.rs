@@ -129,7 +129,8 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
-    paths.sort();
+    // By name, so `hello` comes before `hello-reset`.
+    paths.sort_by_key(|p| p.file_stem().map(|s| s.to_os_string()));
     let mut out = Vec::new();
     for path in paths {
         let name = path
