@@ -205,6 +205,16 @@ fn test_and_set(map: &mut [u64], i: usize) -> bool {
     was
 }
 
+/// First clear bit at or after `from` and below `num`; skips full words.
 fn find_next_zero(map: &[u64], num: usize, from: usize) -> Option<usize> {
-    (from..num).find(|&i| map[i / 64] & (1 << (i % 64)) == 0)
+    let mut i = from;
+    while i < num {
+        let word = map[i / 64] | ((1u64 << (i % 64)) - 1);
+        if word != u64::MAX {
+            let found = (i / 64) * 64 + word.trailing_ones() as usize;
+            return (found < num).then_some(found);
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    None
 }

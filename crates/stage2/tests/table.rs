@@ -457,3 +457,45 @@ fn no_tlb_maintenance_before_a_vmid_is_assigned() {
     s2.unmap(0, K4).unwrap();
     assert!(tlb.take().iter().all(|e| matches!(e, Ev::Publish)));
 }
+
+#[test]
+fn every_start_level_and_concatenation() {
+    // (PARange, IPA limit): level 2 x4, level 2 x16, level 1 x1, level 1 x16, level 0.
+    for (parange, limit) in [
+        (0b0000, 32),
+        (0b0011, 34),
+        (0b0010, 39),
+        (0b0100, 43),
+        (0b0101, 48),
+    ] {
+        let cfg = Stage2Config::new(parange, limit, true).unwrap();
+        let alloc = TestAlloc::new();
+        let mut s2 = Stage2Table::with_tlb(cfg, alloc.clone(), RecTlb::default()).unwrap();
+        assert_eq!(alloc.0.live(), cfg.root_tables() as usize);
+        let top = cfg.ipa_size();
+        let pa_top = 1u64 << cfg.pa_bits();
+        // Last 1 GiB + 2 MiB + 4 KiB below the top of the IPA space, and the first page.
+        let ipa = top - G1 - M2 - K4;
+        let pa = pa_top - G1 - M2 - K4;
+        s2.map(ipa, pa, G1 + M2 + K4, S2Attrs::RAM).unwrap();
+        s2.map(0, 0, K4, S2Attrs::RAM_RO).unwrap();
+        assert_eq!(s2.translate(ipa), Some((pa, S2Attrs::RAM)));
+        assert_eq!(s2.lookup(top - 1).unwrap().pa, pa_top - 1);
+        assert_eq!(
+            s2.lookup(top - G1).unwrap().level,
+            1,
+            "1 GiB block at the top"
+        );
+        assert_eq!(s2.lookup(ipa + K4).unwrap().level, 2);
+        assert_eq!(s2.lookup(ipa).unwrap().level, 3);
+        assert_eq!(s2.translate(0), Some((0, S2Attrs::RAM_RO)));
+        assert_eq!(s2.translate(ipa - K4), None);
+        assert_eq!(
+            s2.map(top - K4, 0, 2 * K4, S2Attrs::RAM),
+            Err(Error::OutOfIpaRange)
+        );
+        s2.unmap(0, top).unwrap();
+        assert_eq!(alloc.0.live(), cfg.root_tables() as usize);
+        assert_eq!(s2.translate(top - 1), None);
+    }
+}
