@@ -41,9 +41,10 @@ impl Tally {
     }
 }
 
-/// `cargo test -p ... ` arguments for the host packages.
+/// `cargo test -p ... ` arguments for the host packages (all test binaries run even when
+/// one fails, so one report shows every failure).
 pub fn host_test_args() -> Vec<String> {
-    let mut args = vec!["test".to_string()];
+    let mut args = vec!["test".to_string(), "--no-fail-fast".to_string()];
     for p in HOST_PACKAGES {
         args.push("-p".into());
         args.push((*p).into());
@@ -102,14 +103,10 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
     if host {
         let start = Instant::now();
         let result = build::run_cargo(ws, &host_test_args());
-        let ok = match &result {
-            Ok(()) => true,
-            Err(e) => {
-                println!("  {e}");
-                false
-            }
-        };
-        tally.record(HOST_ITEM, ok, start.elapsed().as_secs_f64());
+        tally.record(HOST_ITEM, result.is_ok(), start.elapsed().as_secs_f64());
+        if let Err(e) = result {
+            println!("  {e}");
+        }
     }
 
     if !runs.is_empty() {
@@ -248,7 +245,7 @@ mod tests {
     fn host_args() {
         assert_eq!(
             host_test_args().join(" "),
-            "test -p el2-core -p stage2 -p vmpkg -p hypervisor -p xtask"
+            "test --no-fail-fast -p el2-core -p stage2 -p vmpkg -p hypervisor -p xtask"
         );
     }
 
