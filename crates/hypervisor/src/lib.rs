@@ -1,9 +1,19 @@
-//! The bootable hypervisor, as a library of its host-testable parts (device models, guest
-//! device-tree generation, configuration) plus AArch64-only boot and run code. The binary
-//! `main.rs` is only the entry point.
+//! The bootable hypervisor. The host-testable parts (boot arguments, platform discovery
+//! from the device tree, guest loading, ID-register policy, device models, guest
+//! device-tree generation) are plain modules; `arch` holds the AArch64-only boot, MMU,
+//! console and run-loop code. The binary `main.rs` only links this library.
 #![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
+pub mod bootargs;
 pub mod devices;
 pub mod guest_fdt;
+pub mod idregs;
+pub mod layout;
+pub mod loader;
+pub mod memmap;
+pub mod platform;
+
+#[cfg(target_arch = "aarch64")]
+pub mod arch;

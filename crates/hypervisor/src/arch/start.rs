@@ -1,0 +1,257 @@
+//! The boot CPU's path from the first Rust instruction to running VMs.
+
+use alloc::vec::Vec;
+use el2_core::switch::{controls, nvhe::NonVhe, vhe::Vhe, Backend, WorldSwitch};
+use el2_core::{read_sysreg, write_sysreg};
+use stage2::Stage2Config;
+
+use super::run::{run_vm, VmEnd};
+use super::vm::{Vm, VmParams};
+use super::{console, cpu, frames, heap, mmu, power};
+use crate::bootargs::{BootArgs, ResetPolicy};
+use crate::idregs::IdPolicy;
+use crate::layout;
+use crate::memmap::FreeRanges;
+use crate::platform::{fdt_total_size, HostGic, PlatformInfo, Range};
+
+extern "C" {
+    static __image_start: u8;
+    static __image_end: u8;
+}
+
+fn halt() -> ! {
+    loop {
+        // SAFETY: parks the CPU; used only when nothing can be reported.
+        unsafe { core::arch::asm!("wfe", options(nomem, nostack)) };
+    }
+}
+
+/// First Rust code on the boot CPU: MMU off, at EL2, `dtb_pa` from x0.
+#[no_mangle]
+pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
+    // --- MMU off: read the device tree, pick the backend, build the identity map. ---
+    // SAFETY: the boot protocol puts a device tree at x0; only its 8-byte header is read
+    // before validation.
+    let Some(size) = (dtb_pa != 0).then(|| unsafe { fdt_total_size(dtb_pa as *const u8) }).flatten() else {
+        halt() // no device tree: no console to report on
+    };
+    // SAFETY: the header says the blob is `size` bytes; it stays reserved forever (it is
+    // cut out of the frame allocator below) and is never written.
+    let dtb: &'static [u8] = unsafe { core::slice::from_raw_parts(dtb_pa as *const u8, size) };
+    let Ok(info) = PlatformInfo::parse(dtb, dtb_pa) else { halt() };
+    let Some(uart) = info.uart else { halt() };
+    // SAFETY: boot CPU, console not yet initialised, MMU off (UART reachable).
+    unsafe { console::early_print(uart.base, "[hv] booting at EL2\n") };
+
+    let feats = cpu::detect();
+    let args = BootArgs::parse(info.bootargs, |_| {});
+    let backend = Backend::choose(feats.vhe, args.backend);
+    let vhe = backend == Backend::Vhe;
+    write_sysreg!("hcr_el2", if vhe { controls::HOST_HCR_VHE } else { controls::HOST_HCR_NVHE });
+    // SAFETY: ISB synchronises the HCR_EL2.E2H change before the MMU is configured.
+    unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
+
+    // SAFETY: boot CPU, MMU off, built once.
+    let mut map = unsafe { mmu::IdentityMap::new() };
+    for r in info.memory() {
+        if map.map_ram(r.base, r.size).is_err() {
+            // SAFETY: as above.
+            unsafe { console::early_print(uart.base, "[hv] FATAL: cannot map RAM\n") };
+            halt();
+        }
+    }
+    let mut devices = [Some(uart), None, None, None, None];
+    if let Some(gic) = info.gic {
+        match gic {
+            HostGic::V2 { dist, cpu, hyp, vcpu } => {
+                devices[1] = Some(dist);
+                devices[2] = Some(cpu);
+                devices[3] = hyp;
+                devices[4] = vcpu;
+            }
+            HostGic::V3 { dist, redist } => {
+                devices[1] = Some(dist);
+                devices[2] = Some(redist);
+            }
+        }
+    }
+    for d in devices.iter().flatten() {
+        let _ = map.map_device(d.base, d.size.max(0x1000));
+    }
+    let tables = map.tables_used();
+    // SAFETY: the map covers RAM (image, stack, DTB, package) and the UART; E2H is set to
+    // match `vhe` above.
+    unsafe { mmu::enable(vhe) };
+
+    // --- MMU on: heap, console, allocators. ---
+    // SAFETY: once, MMU on.
+    unsafe { heap::init() };
+    // SAFETY: the UART is identity-mapped as device memory and used only by the console.
+    unsafe { console::init(uart.base) };
+    main_with_mmu(&info, feats, backend, tables)
+}
+
+fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend: Backend, tables: usize) -> ! {
+    let args = BootArgs::parse(info.bootargs, |u| crate::hv_warn!("unknown boot argument '{}' ignored", u.0));
+    power::configure(args.exit, info.psci);
+    crate::hv_log!("AArch64 hypervisor {} at EL2", env!("CARGO_PKG_VERSION"));
+    crate::hv_log!(
+        "host: {}, MIDR_EL1={:#x}, {} CPU(s), RAM {} MiB in {} range(s)",
+        if info.is_qemu_virt { "QEMU virt" } else { "device-tree machine" },
+        feats.midr,
+        info.cpu_count,
+        info.memory().iter().map(|r| r.size).sum::<u64>() >> 20,
+        info.mem_count
+    );
+    match info.gic {
+        Some(HostGic::V2 { dist, cpu, .. }) => crate::hv_log!("host GICv2: GICD {:#x}, GICC {:#x}", dist.base, cpu.base),
+        Some(HostGic::V3 { dist, redist }) => crate::hv_log!("host GICv3: GICD {:#x}, GICR {:#x}", dist.base, redist.base),
+        None => crate::hv_warn!("no GIC found in the device tree"),
+    }
+    crate::hv_log!(
+        "backend: {} (CPU has VHE: {}, requested: {:?})",
+        backend.name(),
+        if feats.vhe { "yes" } else { "no" },
+        args.backend
+    );
+    if args.backend == el2_core::switch::BackendRequest::Vhe && !feats.vhe {
+        crate::hv_warn!("backend=vhe requested but the CPU has no VHE; using nvhe");
+    }
+    crate::hv_log!("EL2 stage-1 identity map: {} table page(s); MMU and caches on", tables);
+
+    // Frame allocator: RAM minus image, DTB and package.
+    // SAFETY: only the addresses of linker symbols are taken.
+    let (img_start, img_end) = unsafe { (&__image_start as *const u8 as u64, &__image_end as *const u8 as u64) };
+    let mut reserved: Vec<Range> = Vec::new();
+    reserved.push(Range { base: img_start, size: img_end - img_start });
+    reserved.push(info.dtb);
+    if let Some(i) = info.initrd {
+        reserved.push(i);
+    }
+    let free = FreeRanges::compute(info.memory(), &reserved);
+    for r in free.as_slice() {
+        frames::add_range(r.base, r.end());
+    }
+    crate::hv_log!(
+        "free RAM for VMs: {} MiB",
+        free.as_slice().iter().map(|r| r.size).sum::<u64>() >> 20
+    );
+
+    let mmfr0 = read_sysreg!("id_aa64mmfr0_el1");
+    let mmfr1 = read_sysreg!("id_aa64mmfr1_el1");
+    let s2cfg = match Stage2Config::from_id_regs(mmfr0, mmfr1, layout::IPA_BITS) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::hv_log!("FATAL: no usable stage-2 configuration: {e:?}");
+            power::exit(1)
+        }
+    };
+    cpu::init_el2(s2cfg.vtcr());
+    let ipa_parange = match s2cfg.ipa_bits() {
+        0..=32 => 0,
+        33..=36 => 1,
+        37..=40 => 2,
+        41..=42 => 3,
+        43..=44 => 4,
+        _ => 5,
+    };
+    super::sysregs::set_policy(IdPolicy { pauth: feats.pauth, ipa_parange });
+    let hcr = controls::guest_hcr(backend == Backend::Vhe, feats.pauth);
+    crate::hv_log!(
+        "guest traps: HCR_EL2={:#x} CPTR_EL2={:#x} CNTHCTL_EL2={:#x} MDCR_EL2={:#x} VTCR_EL2={:#x} (IPA {} bits)",
+        hcr,
+        controls::guest_cptr(backend == Backend::Vhe, false),
+        controls::guest_cnthctl(backend == Backend::Vhe),
+        read_sysreg!("mdcr_el2"),
+        s2cfg.vtcr(),
+        s2cfg.ipa_bits()
+    );
+
+    let nvhe = NonVhe { pauth: feats.pauth };
+    let vhe = Vhe { pauth: feats.pauth };
+    let sw: &dyn WorldSwitch = match backend {
+        Backend::Vhe => &vhe,
+        Backend::NonVhe => &nvhe,
+    };
+
+    let Some(pkg_range) = info.initrd else {
+        crate::hv_log!("FATAL: no VM package: pass one as the initrd (QEMU -initrd, U-Boot booti, GRUB initrd)");
+        power::exit(1)
+    };
+    // SAFETY: the boot loader placed the initrd there; it is reserved above and never
+    // written.
+    let pkg_bytes = unsafe { core::slice::from_raw_parts(pkg_range.base as *const u8, pkg_range.size as usize) };
+    let pkg = match vmpkg::Package::parse(pkg_bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::hv_log!("FATAL: the initrd is not a valid VM package: {e:?}");
+            power::exit(1)
+        }
+    };
+    crate::hv_log!("VM package: {} VM(s), {} bytes", pkg.vm_count(), pkg.len());
+    if pkg.vm_count() > 1 {
+        crate::hv_warn!("VMs run one after another on this CPU until SMP scheduling lands");
+    }
+
+    let mut status = 0;
+    for (index, spec) in pkg.vms().enumerate() {
+        let end = run_spec(&spec, index, pkg.vm_count() > 1, s2cfg, hcr, feats.midr, sw, args.reset);
+        let code = match end {
+            VmEnd::PowerOff => 0,
+            VmEnd::Reset => 1,
+            VmEnd::Crashed => 2,
+        };
+        if status == 0 {
+            status = code;
+        }
+    }
+    crate::hv_log!("all VMs stopped; {}", if status == 0 { "powering off" } else { "exiting with failure" });
+    power::exit(status)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_spec(
+    spec: &vmpkg::VmSpec<'_>,
+    index: usize,
+    prefix: bool,
+    s2cfg: Stage2Config,
+    hcr: u64,
+    midr: u64,
+    sw: &dyn WorldSwitch,
+    reset: ResetPolicy,
+) -> VmEnd {
+    loop {
+        let params = VmParams {
+            spec,
+            index,
+            prefix_console: prefix,
+            s2cfg,
+            hcr,
+            midr,
+        };
+        let mut vm = match Vm::create(params) {
+            Ok(vm) => vm,
+            Err(e) => {
+                crate::hv_log!("{}: cannot create VM: {e:?}", spec.name);
+                return VmEnd::Crashed;
+            }
+        };
+        crate::hv_log!(
+            "{}: {} MiB RAM at PA {:#x}, {} vCPU(s), kernel {} bytes, entry {:#x}, dtb {:#x}",
+            vm.name,
+            vm.ram_size >> 20,
+            vm.ram_pa,
+            vm.vcpus.len(),
+            spec.kernel.len(),
+            vm.vcpus[0].ctx.regs.pc,
+            vm.vcpus[0].ctx.regs.x[0]
+        );
+        let end = run_vm(&mut vm, sw);
+        crate::hv_log!("{}: stopped ({:?}); exits: {}", vm.name, end, vm.stats);
+        if end == VmEnd::Reset && reset == ResetPolicy::Restart {
+            crate::hv_log!("{}: restarting", vm.name);
+            continue;
+        }
+        return end;
+    }
+}

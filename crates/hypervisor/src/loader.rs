@@ -1,0 +1,147 @@
+//! Where a guest's kernel, initrd and device tree go in its RAM, per the arm64 boot
+//! protocol (Linux `Documentation/arch/arm64/booting.rst`): an `Image` is placed at
+//! `text_offset` from a 2 MiB-aligned RAM base and entered at its first byte with
+//! x0 = device tree; a raw binary is treated like an `Image` with `text_offset` 0x80000.
+
+/// `Image` header magic at offset 0x38 ("ARM\x64", little-endian).
+pub const IMAGE_MAGIC: u32 = 0x644d_5241;
+/// The `text_offset` assumed for raw binaries and for old `Image`s with `image_size` 0.
+pub const DEFAULT_TEXT_OFFSET: u64 = 0x8_0000;
+/// Room reserved for the guest device tree (the boot protocol caps it at 2 MiB).
+pub const DTB_RESERVE: u64 = 2 << 20;
+
+/// What a kernel file says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// Offset from the RAM base to load it at.
+    pub text_offset: u64,
+    /// Bytes it occupies once running (`image_size`, or the file length for raw files).
+    pub effective_size: u64,
+    /// It had a valid arm64 `Image` header.
+    pub is_image: bool,
+}
+
+/// Placement of everything in the guest's RAM (guest physical addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuestLayout {
+    /// Where the kernel is copied and entered.
+    pub kernel: u64,
+    /// Where the device tree is written (x0 at entry).
+    pub dtb: u64,
+    /// Where the initrd is copied, and its end.
+    pub initrd: Option<(u64, u64)>,
+}
+
+/// Why a guest cannot be loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadError {
+    /// The kernel file is empty.
+    EmptyKernel,
+    /// Kernel, initrd and device tree do not fit in the VM's RAM.
+    DoesNotFit,
+    /// The `Image` header asks for an unaligned or absurd `text_offset`.
+    BadHeader,
+}
+
+fn le64(b: &[u8], off: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[off..off + 8]);
+    u64::from_le_bytes(v)
+}
+
+/// Reads the arm64 `Image` header of `kernel`, if it has one.
+pub fn inspect(kernel: &[u8]) -> Result<KernelInfo, LoadError> {
+    if kernel.is_empty() {
+        return Err(LoadError::EmptyKernel);
+    }
+    let len = kernel.len() as u64;
+    if kernel.len() >= 64 {
+        let magic = u32::from_le_bytes([kernel[0x38], kernel[0x39], kernel[0x3a], kernel[0x3b]]);
+        if magic == IMAGE_MAGIC {
+            let image_size = le64(kernel, 16);
+            let text_offset = if image_size == 0 {
+                DEFAULT_TEXT_OFFSET
+            } else {
+                le64(kernel, 8)
+            };
+            if text_offset % 4096 != 0 || text_offset >= 1 << 30 {
+                return Err(LoadError::BadHeader);
+            }
+            return Ok(KernelInfo {
+                text_offset,
+                effective_size: image_size.max(len),
+                is_image: true,
+            });
+        }
+    }
+    Ok(KernelInfo {
+        text_offset: DEFAULT_TEXT_OFFSET,
+        effective_size: len,
+        is_image: false,
+    })
+}
+
+/// Plans the guest RAM `[ram_base, ram_base + ram_size)`: kernel at `text_offset`, the
+/// device tree in the top 2 MiB, the initrd just below it.
+pub fn plan(ram_base: u64, ram_size: u64, kernel: &KernelInfo, initrd_len: Option<u64>) -> Result<GuestLayout, LoadError> {
+    let ram_end = ram_base.checked_add(ram_size).ok_or(LoadError::DoesNotFit)?;
+    let kernel_at = ram_base + kernel.text_offset;
+    let kernel_end = kernel_at.checked_add(kernel.effective_size).ok_or(LoadError::DoesNotFit)?;
+    if ram_size < DTB_RESERVE * 2 {
+        return Err(LoadError::DoesNotFit);
+    }
+    let dtb = (ram_end - DTB_RESERVE) & !(DTB_RESERVE - 1);
+    if kernel_end > dtb {
+        return Err(LoadError::DoesNotFit);
+    }
+    let initrd = match initrd_len {
+        Some(len) => {
+            let start = dtb.checked_sub(len).ok_or(LoadError::DoesNotFit)? & !0xfff;
+            if start < kernel_end {
+                return Err(LoadError::DoesNotFit);
+            }
+            Some((start, start + len))
+        }
+        None => None,
+    };
+    Ok(GuestLayout { kernel: kernel_at, dtb, initrd })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(text_offset: u64, image_size: u64) -> Vec<u8> {
+        let mut k = vec![0u8; 4096];
+        k[8..16].copy_from_slice(&text_offset.to_le_bytes());
+        k[16..24].copy_from_slice(&image_size.to_le_bytes());
+        k[0x38..0x3c].copy_from_slice(&IMAGE_MAGIC.to_le_bytes());
+        k
+    }
+
+    #[test]
+    fn image_header_is_honoured() {
+        let i = inspect(&image(0x20_0000, 0x100_0000)).unwrap();
+        assert_eq!(i, KernelInfo { text_offset: 0x20_0000, effective_size: 0x100_0000, is_image: true });
+        // image_size 0 => legacy text_offset
+        assert_eq!(inspect(&image(0x1234_000, 0)).unwrap().text_offset, DEFAULT_TEXT_OFFSET);
+        assert_eq!(inspect(&image(0x123, 0x1000)), Err(LoadError::BadHeader));
+        let raw = inspect(&[1, 2, 3]).unwrap();
+        assert!(!raw.is_image);
+        assert_eq!(raw.text_offset, DEFAULT_TEXT_OFFSET);
+        assert_eq!(inspect(&[]), Err(LoadError::EmptyKernel));
+    }
+
+    #[test]
+    fn layout_in_ram() {
+        let k = inspect(&image(0x8_0000, 0x10_0000)).unwrap();
+        let l = plan(0x4000_0000, 128 << 20, &k, Some(0x1800)).unwrap();
+        assert_eq!(l.kernel, 0x4008_0000);
+        assert_eq!(l.dtb, 0x4000_0000 + (126 << 20));
+        assert_eq!(l.initrd, Some((l.dtb - 0x2000, l.dtb - 0x2000 + 0x1800)));
+        // too small
+        assert_eq!(plan(0x4000_0000, 4 << 20, &k, Some(8 << 20)), Err(LoadError::DoesNotFit));
+        let huge = KernelInfo { text_offset: 0x8_0000, effective_size: 200 << 20, is_image: true };
+        assert_eq!(plan(0x4000_0000, 128 << 20, &huge, None), Err(LoadError::DoesNotFit));
+    }
+}

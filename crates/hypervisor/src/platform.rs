@@ -1,0 +1,279 @@
+//! What the host machine is, read from its device tree with the `fdt` crate: RAM, CPUs,
+//! the GIC, timer interrupts, the console UART, the PSCI conduit, the boot loader's
+//! initrd (our VM package) and the command line. Platform facts live here as data, not in
+//! `#[cfg]`s.
+
+use fdt::Fdt;
+
+/// Largest number of RAM ranges and CPUs recorded.
+pub const MAX_MEM_RANGES: usize = 16;
+/// Largest number of CPUs recorded.
+pub const MAX_CPUS: usize = 256;
+
+/// A physical address range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Range {
+    /// First byte.
+    pub base: u64,
+    /// Length in bytes.
+    pub size: u64,
+}
+
+impl Range {
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.base.saturating_add(self.size)
+    }
+}
+
+/// The host interrupt controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostGic {
+    /// GICv2 (e.g. GIC-400): distributor, CPU interface, virtual interface control (GICH)
+    /// and virtual CPU interface (GICV).
+    V2 {
+        /// GICD.
+        dist: Range,
+        /// GICC.
+        cpu: Range,
+        /// GICH, if the virtualization extensions are described.
+        hyp: Option<Range>,
+        /// GICV, if described.
+        vcpu: Option<Range>,
+    },
+    /// GICv3: distributor and redistributor region(s).
+    V3 {
+        /// GICD.
+        dist: Range,
+        /// First redistributor region.
+        redist: Range,
+    },
+}
+
+impl HostGic {
+    /// 2 or 3.
+    pub fn version(&self) -> u8 {
+        match self {
+            HostGic::V2 { .. } => 2,
+            HostGic::V3 { .. } => 3,
+        }
+    }
+}
+
+/// How firmware PSCI calls are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PsciConduit {
+    /// `smc #0`.
+    Smc,
+    /// `hvc #0`.
+    Hvc,
+}
+
+/// Everything the hypervisor needs to know about the host.
+#[derive(Debug, Clone)]
+pub struct PlatformInfo<'a> {
+    /// RAM ranges (`/memory` nodes).
+    pub mem: [Range; MAX_MEM_RANGES],
+    /// Number of valid entries in `mem`.
+    pub mem_count: usize,
+    /// MPIDR affinity values of the CPUs (`/cpus/cpu@*/reg`).
+    pub cpus: [u64; MAX_CPUS],
+    /// Number of valid entries in `cpus`.
+    pub cpu_count: usize,
+    /// The console UART (a PL011), from `stdout-path` or the first `arm,pl011`.
+    pub uart: Option<Range>,
+    /// The GIC.
+    pub gic: Option<HostGic>,
+    /// Timer PPIs (INTIDs) from `arm,armv8-timer`: secure, non-secure, virtual, hyp.
+    pub timer_ppis: Option<[u32; 4]>,
+    /// The PSCI conduit.
+    pub psci: Option<PsciConduit>,
+    /// The initrd the boot loader loaded (`linux,initrd-start/end`).
+    pub initrd: Option<Range>,
+    /// `/chosen/bootargs`.
+    pub bootargs: &'a str,
+    /// The machine is QEMU's `virt` board (`linux,dummy-virt`).
+    pub is_qemu_virt: bool,
+    /// The device tree blob itself (must stay reserved).
+    pub dtb: Range,
+}
+
+/// Why the host device tree could not be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlatformError {
+    /// Not a valid flattened device tree.
+    BadDtb,
+    /// No `/memory` node with a usable range.
+    NoMemory,
+}
+
+fn range_of(node: &fdt::node::FdtNode<'_, '_>, index: usize) -> Option<Range> {
+    let r = node.reg()?.nth(index)?;
+    Some(Range {
+        base: r.starting_address as u64,
+        size: r.size.unwrap_or(0) as u64,
+    })
+}
+
+/// Converts a GIC `interrupts` specifier (type, number, flags) into an INTID.
+fn intid(kind: u32, number: u32) -> u32 {
+    if kind == 1 {
+        number + 16 // PPI
+    } else {
+        number + 32 // SPI
+    }
+}
+
+impl<'a> PlatformInfo<'a> {
+    /// Parses the device tree blob `dtb` located at physical address `dtb_pa`.
+    pub fn parse(dtb: &'a [u8], dtb_pa: u64) -> Result<Self, PlatformError> {
+        let fdt = Fdt::new(dtb).map_err(|_| PlatformError::BadDtb)?;
+        let mut info = PlatformInfo {
+            mem: [Range::default(); MAX_MEM_RANGES],
+            mem_count: 0,
+            cpus: [0; MAX_CPUS],
+            cpu_count: 0,
+            uart: None,
+            gic: None,
+            timer_ppis: None,
+            psci: None,
+            initrd: None,
+            bootargs: "",
+            is_qemu_virt: false,
+            dtb: Range {
+                base: dtb_pa,
+                size: fdt.total_size() as u64,
+            },
+        };
+        for node in fdt.all_nodes() {
+            if node.name == "memory" || node.name.starts_with("memory@") {
+                if let Some(regs) = node.reg() {
+                    for r in regs {
+                        let size = r.size.unwrap_or(0) as u64;
+                        if size > 0 && info.mem_count < MAX_MEM_RANGES {
+                            info.mem[info.mem_count] = Range {
+                                base: r.starting_address as u64,
+                                size,
+                            };
+                            info.mem_count += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if info.mem_count == 0 {
+            return Err(PlatformError::NoMemory);
+        }
+        for cpu in fdt.cpus() {
+            let id = cpu.ids().first();
+            if info.cpu_count < MAX_CPUS {
+                info.cpus[info.cpu_count] = id as u64;
+                info.cpu_count += 1;
+            }
+        }
+        info.is_qemu_virt = fdt.root().compatible().all().any(|c| c == "linux,dummy-virt");
+        let chosen = fdt.find_node("/chosen");
+        if let Some(chosen) = chosen {
+            info.bootargs = chosen.property("bootargs").and_then(|p| p.as_str()).unwrap_or("");
+            let start = chosen.property("linux,initrd-start").and_then(|p| p.as_usize());
+            let end = chosen.property("linux,initrd-end").and_then(|p| p.as_usize());
+            if let (Some(s), Some(e)) = (start, end) {
+                if e > s {
+                    info.initrd = Some(Range {
+                        base: s as u64,
+                        size: (e - s) as u64,
+                    });
+                }
+            }
+        }
+        let stdout = chosen
+            .and_then(|c| c.property("stdout-path"))
+            .and_then(|p| p.as_str())
+            .map(|s| s.split(':').next().unwrap_or(s))
+            .and_then(|path| fdt.find_node(path))
+            .filter(|n| n.compatible().is_some_and(|c| c.all().any(|c| c == "arm,pl011")));
+        let uart = stdout.or_else(|| fdt.find_compatible(&["arm,pl011"]));
+        info.uart = uart.as_ref().and_then(|n| range_of(n, 0));
+        if let Some(gic) = fdt.find_compatible(&["arm,gic-v3"]) {
+            if let (Some(dist), Some(redist)) = (range_of(&gic, 0), range_of(&gic, 1)) {
+                info.gic = Some(HostGic::V3 { dist, redist });
+            }
+        } else if let Some(gic) =
+            fdt.find_compatible(&["arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic"])
+        {
+            if let (Some(dist), Some(cpu)) = (range_of(&gic, 0), range_of(&gic, 1)) {
+                info.gic = Some(HostGic::V2 {
+                    dist,
+                    cpu,
+                    hyp: range_of(&gic, 2),
+                    vcpu: range_of(&gic, 3),
+                });
+            }
+        }
+        if let Some(timer) = fdt.find_compatible(&["arm,armv8-timer", "arm,armv7-timer"]) {
+            if let Some(p) = timer.property("interrupts") {
+                let cells: heapless_cells::Cells = heapless_cells::Cells::from_be(p.value);
+                if cells.len >= 12 {
+                    let c = &cells.v;
+                    info.timer_ppis = Some([
+                        intid(c[0], c[1]),
+                        intid(c[3], c[4]),
+                        intid(c[6], c[7]),
+                        intid(c[9], c[10]),
+                    ]);
+                }
+            }
+        }
+        if let Some(psci) = fdt.find_compatible(&["arm,psci-1.0", "arm,psci-0.2", "arm,psci"]) {
+            info.psci = match psci.property("method").and_then(|p| p.as_str()) {
+                Some("smc") => Some(PsciConduit::Smc),
+                Some("hvc") => Some(PsciConduit::Hvc),
+                _ => None,
+            };
+        }
+        Ok(info)
+    }
+
+    /// The RAM ranges.
+    pub fn memory(&self) -> &[Range] {
+        &self.mem[..self.mem_count]
+    }
+
+    /// The CPUs' MPIDR values.
+    pub fn cpu_mpidrs(&self) -> &[u64] {
+        &self.cpus[..self.cpu_count]
+    }
+}
+
+/// Fixed-capacity big-endian cell decoding (no allocation: this runs before the heap).
+mod heapless_cells {
+    /// Up to 16 big-endian 32-bit cells.
+    pub struct Cells {
+        pub v: [u32; 16],
+        pub len: usize,
+    }
+
+    impl Cells {
+        pub fn from_be(bytes: &[u8]) -> Self {
+            let mut c = Cells { v: [0; 16], len: 0 };
+            for chunk in bytes.chunks_exact(4).take(16) {
+                c.v[c.len] = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                c.len += 1;
+            }
+            c
+        }
+    }
+}
+
+/// Reads the `totalsize` field of a flattened device tree header at `ptr` without trusting
+/// anything else; returns `None` when the magic is wrong.
+///
+/// # Safety
+/// `ptr` must be readable for 8 bytes.
+pub unsafe fn fdt_total_size(ptr: *const u8) -> Option<usize> {
+    // SAFETY: the caller guarantees 8 readable bytes at `ptr`.
+    let head = unsafe { core::slice::from_raw_parts(ptr, 8) };
+    let magic = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    let size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    (magic == 0xd00d_feed && (64..=(64 << 20)).contains(&size)).then_some(size)
+}
