@@ -187,7 +187,10 @@ fn reserved_offsets_raz_wi_and_logged() {
     assert_eq!(rd(&mut u, regs::RIS), 0);
     assert_eq!(rd(&mut u, 0xFE0), 0x11);
     // Exactly the 4 RAZ reads and 4 ignored writes above were logged.
-    assert_eq!(LOGGED.load(core::sync::atomic::Ordering::Relaxed) - before, 8);
+    assert_eq!(
+        LOGGED.load(core::sync::atomic::Ordering::Relaxed) - before,
+        8
+    );
 }
 
 #[test]
