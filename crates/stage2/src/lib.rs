@@ -13,7 +13,7 @@
 //!   ASID/VMID allocator.
 //!
 //! The host supplies table memory through [`TableAllocator`] and TLB maintenance through
-//! [`TlbMaintenance`]; on AArch64 the [`hw`] module (only built for `target_arch = "aarch64"`)
+//! [`TlbMaintenance`]; on AArch64 the `hw` module (only built for `target_arch = "aarch64"`)
 //! provides the real TLB maintenance with `TLBI` instructions.
 #![no_std]
 #![deny(missing_docs)]

@@ -47,7 +47,7 @@ pub trait TlbMaintenance {
     /// descriptor (a hint, e.g. for FEAT_TTL). Completed by
     /// [`TlbMaintenance::sync_after_ipa_invalidation`].
     ///
-    /// `vttbr` is the `VTTBR_EL2` value the guest runs with (VMID in bits [63:48], see
+    /// `vttbr` is the `VTTBR_EL2` value the guest runs with (VMID in bits 63:48, see
     /// [`vttbr_vmid`]): `TLBI` acts on the VMID in the current `VTTBR_EL2`, so hardware
     /// implementations load exactly this value around the `TLBI`.
     fn invalidate_ipa(&self, vttbr: u64, ipa: u64, level: u32);
@@ -65,7 +65,7 @@ pub trait TlbMaintenance {
     fn invalidate_all(&self);
 }
 
-/// The VMID field (`VTTBR_EL2.VMID`, bits [63:48]) of a `VTTBR_EL2` value.
+/// The VMID field (`VTTBR_EL2.VMID`, bits 63:48) of a `VTTBR_EL2` value.
 pub fn vttbr_vmid(vttbr: u64) -> u16 {
     aarch64_cpu::registers::VTTBR_EL2::VMID.read(vttbr) as u16
 }
