@@ -257,3 +257,48 @@ fn uart_through_prefixer() {
     u.flush_output();
     assert_eq!(cap.text(), "[guest] ok\n[guest] partial\n");
 }
+
+#[test]
+fn through_the_mmio_bus_with_real_syndromes() {
+    use el2_core::exit::{decode, Exit, ExitInfo};
+    use el2_core::mmio::{MmioAccess, MmioBus, MmioOutcome};
+    let cap = Capture::default();
+    let mut bus = MmioBus::new();
+    bus.add(
+        0x0900_0000,
+        0x1000,
+        "uart0",
+        Box::new(Pl011::new(Box::new(cap.clone()))),
+    )
+    .unwrap();
+    let access = |esr: u64, ipa: u64| {
+        let info = ExitInfo {
+            esr,
+            far: ipa & 0xfff,
+            hpfar: (ipa >> 12) << 4,
+        };
+        let Exit::DataAbort(da) = decode(&info) else {
+            panic!()
+        };
+        MmioAccess::from_abort(&da).unwrap()
+    };
+    // ldr w1, [x0] at FR (0x18): ESR 0x9381_0006 -> TXFE | RXFE.
+    assert_eq!(
+        bus.dispatch(&access(0x9381_0006, 0x0900_0018), 0),
+        MmioOutcome::Read(0x90)
+    );
+    // strb w2, [x0] at DR: SAS 0, SRT 2 (0x0002_0000), WnR (0x40): 0x9302_0046.
+    assert_eq!(
+        bus.dispatch(&access(0x9302_0046, 0x0900_0000), u64::from(b'A')),
+        MmioOutcome::WriteDone
+    );
+    assert_eq!(cap.text(), "A");
+    // ldr x1, [x0] (64-bit: SAS 3, SF): the UART refuses -> external abort to inject.
+    assert!(matches!(
+        bus.dispatch(&access(0x93C1_8006, 0x0900_0000), 0),
+        MmioOutcome::DeviceError {
+            device: "uart0",
+            ..
+        }
+    ));
+}
