@@ -91,7 +91,7 @@ mod tests {
         // MMFR0 PARange 48-bit -> 40-bit for the VM
         assert_eq!(sanitize(ID_AA64MMFR0, 0x0000_0000_0000_1125, &P), 0x1122);
         // MMFR1 VH=1 hidden
-        assert_eq!(sanitize(ID_AA64MMFR1, 0x0000_0000_0011_0100, &P), 0x0000_0000_0001_0000);
+        assert_eq!(sanitize(ID_AA64MMFR1, 0x0000_0000_0011_0100, &P), 0x0000_0000_0010_0000);
     }
 
     #[test]

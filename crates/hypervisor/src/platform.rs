@@ -277,3 +277,110 @@ pub unsafe fn fdt_total_size(ptr: *const u8) -> Option<usize> {
     let size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as usize;
     (magic == 0xd00d_feed && (64..=(64 << 20)).contains(&size)).then_some(size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vm_fdt::FdtWriter;
+
+    /// A device tree shaped like QEMU virt's (virtualization=on, GICv3, 2 CPUs).
+    fn qemu_like(gic3: bool) -> Vec<u8> {
+        let mut w = FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        w.property_string_list("compatible", vec!["linux,dummy-virt".into()]).unwrap();
+        w.property_u32("#address-cells", 2).unwrap();
+        w.property_u32("#size-cells", 2).unwrap();
+        let chosen = w.begin_node("chosen").unwrap();
+        w.property_string("bootargs", "backend=nvhe exit=semihosting").unwrap();
+        w.property_string("stdout-path", "/pl011@9000000").unwrap();
+        w.property_u64("linux,initrd-start", 0x4800_0000).unwrap();
+        w.property_u64("linux,initrd-end", 0x4801_0000).unwrap();
+        w.end_node(chosen).unwrap();
+        let mem = w.begin_node("memory@40000000").unwrap();
+        w.property_string("device_type", "memory").unwrap();
+        w.property_array_u64("reg", &[0x4000_0000, 0x1800_0000]).unwrap();
+        w.end_node(mem).unwrap();
+        let cpus = w.begin_node("cpus").unwrap();
+        w.property_u32("#address-cells", 1).unwrap();
+        w.property_u32("#size-cells", 0).unwrap();
+        for (i, mpidr) in [0u32, 0x100].iter().enumerate() {
+            let c = w.begin_node(&format!("cpu@{i}")).unwrap();
+            w.property_string("device_type", "cpu").unwrap();
+            w.property_u32("reg", *mpidr).unwrap();
+            w.end_node(c).unwrap();
+        }
+        w.end_node(cpus).unwrap();
+        let uart = w.begin_node("pl011@9000000").unwrap();
+        w.property_string_list("compatible", vec!["arm,pl011".into(), "arm,primecell".into()]).unwrap();
+        w.property_array_u64("reg", &[0x900_0000, 0x1000]).unwrap();
+        w.end_node(uart).unwrap();
+        let gic = w.begin_node("intc@8000000").unwrap();
+        if gic3 {
+            w.property_string("compatible", "arm,gic-v3").unwrap();
+            w.property_array_u64("reg", &[0x800_0000, 0x1_0000, 0x80a_0000, 0xf6_0000]).unwrap();
+        } else {
+            w.property_string("compatible", "arm,cortex-a15-gic").unwrap();
+            w.property_array_u64(
+                "reg",
+                &[0x800_0000, 0x1_0000, 0x801_0000, 0x1_0000, 0x803_0000, 0x1_0000, 0x804_0000, 0x1_0000],
+            )
+            .unwrap();
+        }
+        w.end_node(gic).unwrap();
+        let timer = w.begin_node("timer").unwrap();
+        w.property_string("compatible", "arm,armv8-timer").unwrap();
+        w.property_array_u32("interrupts", &[1, 13, 0x104, 1, 14, 0x104, 1, 11, 0x104, 1, 10, 0x104])
+            .unwrap();
+        w.end_node(timer).unwrap();
+        let psci = w.begin_node("psci").unwrap();
+        w.property_string_list("compatible", vec!["arm,psci-1.0".into(), "arm,psci-0.2".into()]).unwrap();
+        w.property_string("method", "smc").unwrap();
+        w.end_node(psci).unwrap();
+        w.end_node(root).unwrap();
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn parses_qemu_virt_gicv3() {
+        let dtb = qemu_like(true);
+        let p = PlatformInfo::parse(&dtb, 0x4000_0000).unwrap();
+        assert!(p.is_qemu_virt);
+        assert_eq!(p.memory(), &[Range { base: 0x4000_0000, size: 0x1800_0000 }]);
+        assert_eq!(p.cpu_mpidrs(), &[0, 0x100]);
+        assert_eq!(p.uart, Some(Range { base: 0x900_0000, size: 0x1000 }));
+        assert_eq!(p.psci, Some(PsciConduit::Smc));
+        assert_eq!(p.initrd, Some(Range { base: 0x4800_0000, size: 0x1_0000 }));
+        assert_eq!(p.bootargs, "backend=nvhe exit=semihosting");
+        assert_eq!(p.timer_ppis, Some([29, 30, 27, 26]));
+        assert_eq!(p.dtb.size, dtb.len() as u64);
+        assert_eq!(
+            p.gic,
+            Some(HostGic::V3 {
+                dist: Range { base: 0x800_0000, size: 0x1_0000 },
+                redist: Range { base: 0x80a_0000, size: 0xf6_0000 },
+            })
+        );
+    }
+
+    #[test]
+    fn parses_gicv2_with_virtualization_regions() {
+        let dtb = qemu_like(false);
+        let p = PlatformInfo::parse(&dtb, 0).unwrap();
+        let Some(HostGic::V2 { hyp, vcpu, .. }) = p.gic else { panic!("{:?}", p.gic) };
+        assert_eq!(hyp, Some(Range { base: 0x803_0000, size: 0x1_0000 }));
+        assert_eq!(vcpu, Some(Range { base: 0x804_0000, size: 0x1_0000 }));
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert_eq!(PlatformInfo::parse(&[0u8; 64], 0).unwrap_err(), PlatformError::BadDtb);
+        let mut dtb = qemu_like(true);
+        dtb[0] ^= 0xff;
+        assert!(PlatformInfo::parse(&dtb, 0).is_err());
+        // SAFETY: the buffers are at least 8 bytes long.
+        assert_eq!(unsafe { fdt_total_size(dtb.as_ptr()) }, None);
+        let good = qemu_like(true);
+        // SAFETY: as above.
+        assert_eq!(unsafe { fdt_total_size(good.as_ptr()) }, Some(good.len()));
+    }
+}

@@ -230,7 +230,10 @@ fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
     let mut host = VmPsci { me: vcpu.mpidr, vcpus: mpidrs };
     match smccc::dispatch(&call, &mut host) {
         CallOutcome::Return(r) => {
-            if r[0] == u64::MAX {
+            // PSCI_FEATURES and SMCCC_ARCH_FEATURES answer NOT_SUPPORTED about *another*
+            // function; only log calls that are themselves unknown.
+            let is_query = matches!(call.function_id, 0x8400_000a | 0x8000_0001);
+            if r[0] == u64::MAX && !is_query {
                 crate::hv_warn!("{name}: SMCCC function {:#x} not supported; returned NOT_SUPPORTED", call.function_id);
             }
             ctx.regs.x[..4].copy_from_slice(&r);
