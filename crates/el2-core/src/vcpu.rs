@@ -98,7 +98,7 @@ pub struct PauthKeys {
 
 /// FP/SIMD register file, switched lazily (first guest use traps through `CPTR_EL2`).
 #[repr(C, align(16))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FpState {
     /// V0..V31 as 128-bit values.
     pub v: [u128; 32],
@@ -106,12 +106,6 @@ pub struct FpState {
     pub fpsr: u64,
     /// `FPCR`.
     pub fpcr: u64,
-}
-
-impl Default for FpState {
-    fn default() -> Self {
-        Self { v: [0; 32], fpsr: 0, fpcr: 0 }
-    }
 }
 
 /// EL2 controls that differ per VM or vCPU and are installed by `vcpu_load`.

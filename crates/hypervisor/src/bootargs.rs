@@ -46,7 +46,9 @@ impl BootArgs {
         for word in cmdline.split_ascii_whitespace() {
             let (key, value) = word.split_once('=').unwrap_or((word, ""));
             let ok = match key {
-                "backend" => BackendRequest::parse(value).map(|b| args.backend = b).is_some(),
+                "backend" => BackendRequest::parse(value)
+                    .map(|b| args.backend = b)
+                    .is_some(),
                 "exit" => match value {
                     "psci" => Some(ExitMethod::Psci),
                     "semihosting" => Some(ExitMethod::Semihosting),
@@ -78,7 +80,9 @@ mod tests {
     #[test]
     fn parses_known_and_reports_unknown() {
         let mut bad = Vec::new();
-        let a = BootArgs::parse("backend=nvhe exit=semihosting foo backend=bogus", |u| bad.push(u.0));
+        let a = BootArgs::parse("backend=nvhe exit=semihosting foo backend=bogus", |u| {
+            bad.push(u.0)
+        });
         assert_eq!(a.backend, BackendRequest::NonVhe);
         assert_eq!(a.exit, ExitMethod::Semihosting);
         assert_eq!(a.reset, ResetPolicy::Exit);

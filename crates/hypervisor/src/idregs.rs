@@ -78,7 +78,10 @@ pub fn sanitize(reg: IdReg, hw: u64, policy: &IdPolicy) -> u64 {
 mod tests {
     use super::*;
 
-    const P: IdPolicy = IdPolicy { pauth: false, ipa_parange: 2 };
+    const P: IdPolicy = IdPolicy {
+        pauth: false,
+        ipa_parange: 2,
+    };
 
     #[test]
     fn hides_unvirtualized_features() {
@@ -91,13 +94,19 @@ mod tests {
         // MMFR0 PARange 48-bit -> 40-bit for the VM
         assert_eq!(sanitize(ID_AA64MMFR0, 0x0000_0000_0000_1125, &P), 0x1122);
         // MMFR1 VH=1 hidden
-        assert_eq!(sanitize(ID_AA64MMFR1, 0x0000_0000_0011_0100, &P), 0x0000_0000_0010_0000);
+        assert_eq!(
+            sanitize(ID_AA64MMFR1, 0x0000_0000_0011_0100, &P),
+            0x0000_0000_0010_0000
+        );
     }
 
     #[test]
     fn pauth_follows_policy() {
         let isar1 = 0x0000_0000_1100_0110;
         assert_eq!(sanitize(ID_AA64ISAR1, isar1, &P), 0);
-        assert_eq!(sanitize(ID_AA64ISAR1, isar1, &IdPolicy { pauth: true, ..P }), isar1);
+        assert_eq!(
+            sanitize(ID_AA64ISAR1, isar1, &IdPolicy { pauth: true, ..P }),
+            isar1
+        );
     }
 }

@@ -83,10 +83,19 @@ pub fn inspect(kernel: &[u8]) -> Result<KernelInfo, LoadError> {
 
 /// Plans the guest RAM `[ram_base, ram_base + ram_size)`: kernel at `text_offset`, the
 /// device tree in the top 2 MiB, the initrd just below it.
-pub fn plan(ram_base: u64, ram_size: u64, kernel: &KernelInfo, initrd_len: Option<u64>) -> Result<GuestLayout, LoadError> {
-    let ram_end = ram_base.checked_add(ram_size).ok_or(LoadError::DoesNotFit)?;
+pub fn plan(
+    ram_base: u64,
+    ram_size: u64,
+    kernel: &KernelInfo,
+    initrd_len: Option<u64>,
+) -> Result<GuestLayout, LoadError> {
+    let ram_end = ram_base
+        .checked_add(ram_size)
+        .ok_or(LoadError::DoesNotFit)?;
     let kernel_at = ram_base + kernel.text_offset;
-    let kernel_end = kernel_at.checked_add(kernel.effective_size).ok_or(LoadError::DoesNotFit)?;
+    let kernel_end = kernel_at
+        .checked_add(kernel.effective_size)
+        .ok_or(LoadError::DoesNotFit)?;
     if ram_size < DTB_RESERVE * 2 {
         return Err(LoadError::DoesNotFit);
     }
@@ -104,7 +113,11 @@ pub fn plan(ram_base: u64, ram_size: u64, kernel: &KernelInfo, initrd_len: Optio
         }
         None => None,
     };
-    Ok(GuestLayout { kernel: kernel_at, dtb, initrd })
+    Ok(GuestLayout {
+        kernel: kernel_at,
+        dtb,
+        initrd,
+    })
 }
 
 #[cfg(test)]
@@ -122,9 +135,19 @@ mod tests {
     #[test]
     fn image_header_is_honoured() {
         let i = inspect(&image(0x20_0000, 0x100_0000)).unwrap();
-        assert_eq!(i, KernelInfo { text_offset: 0x20_0000, effective_size: 0x100_0000, is_image: true });
+        assert_eq!(
+            i,
+            KernelInfo {
+                text_offset: 0x20_0000,
+                effective_size: 0x100_0000,
+                is_image: true
+            }
+        );
         // image_size 0 => legacy text_offset
-        assert_eq!(inspect(&image(0x1234_000, 0)).unwrap().text_offset, DEFAULT_TEXT_OFFSET);
+        assert_eq!(
+            inspect(&image(0x0123_4000, 0)).unwrap().text_offset,
+            DEFAULT_TEXT_OFFSET
+        );
         assert_eq!(inspect(&image(0x123, 0x1000)), Err(LoadError::BadHeader));
         let raw = inspect(&[1, 2, 3]).unwrap();
         assert!(!raw.is_image);
@@ -140,8 +163,18 @@ mod tests {
         assert_eq!(l.dtb, 0x4000_0000 + (126 << 20));
         assert_eq!(l.initrd, Some((l.dtb - 0x2000, l.dtb - 0x2000 + 0x1800)));
         // too small
-        assert_eq!(plan(0x4000_0000, 4 << 20, &k, Some(8 << 20)), Err(LoadError::DoesNotFit));
-        let huge = KernelInfo { text_offset: 0x8_0000, effective_size: 200 << 20, is_image: true };
-        assert_eq!(plan(0x4000_0000, 128 << 20, &huge, None), Err(LoadError::DoesNotFit));
+        assert_eq!(
+            plan(0x4000_0000, 4 << 20, &k, Some(8 << 20)),
+            Err(LoadError::DoesNotFit)
+        );
+        let huge = KernelInfo {
+            text_offset: 0x8_0000,
+            effective_size: 200 << 20,
+            is_image: true,
+        };
+        assert_eq!(
+            plan(0x4000_0000, 128 << 20, &huge, None),
+            Err(LoadError::DoesNotFit)
+        );
     }
 }

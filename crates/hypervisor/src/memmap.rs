@@ -35,10 +35,16 @@ impl FreeRanges {
                     continue;
                 }
                 if r.base > f.base {
-                    next.push(Range { base: f.base, size: r.base - f.base });
+                    next.push(Range {
+                        base: f.base,
+                        size: r.base - f.base,
+                    });
                 }
                 if r.end() < f.end() {
-                    next.push(Range { base: r.end(), size: f.end() - r.end() });
+                    next.push(Range {
+                        base: r.end(),
+                        size: f.end() - r.end(),
+                    });
                 }
             }
             out = next;
@@ -70,11 +76,18 @@ mod tests {
     #[test]
     fn cuts_reserved_ranges() {
         let mem = [r(0x4000_0000, 0x4000_0000)];
-        let res = [r(0x4000_0000, 0x100_0000), r(0x4800_0000, 0x1000), r(0x9000_0000, 0x1000)];
+        let res = [
+            r(0x4000_0000, 0x100_0000),
+            r(0x4800_0000, 0x1000),
+            r(0x9000_0000, 0x1000),
+        ];
         let f = FreeRanges::compute(&mem, &res);
         assert_eq!(
             f.as_slice(),
-            &[r(0x4100_0000, 0x4800_0000 - 0x4100_0000), r(0x4800_1000, 0x8000_0000 - 0x4800_1000)]
+            &[
+                r(0x4100_0000, 0x4800_0000 - 0x4100_0000),
+                r(0x4800_1000, 0x8000_0000 - 0x4800_1000)
+            ]
         );
     }
 

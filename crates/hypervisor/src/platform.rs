@@ -171,12 +171,23 @@ impl<'a> PlatformInfo<'a> {
                 info.cpu_count += 1;
             }
         }
-        info.is_qemu_virt = fdt.root().compatible().all().any(|c| c == "linux,dummy-virt");
+        info.is_qemu_virt = fdt
+            .root()
+            .compatible()
+            .all()
+            .any(|c| c == "linux,dummy-virt");
         let chosen = fdt.find_node("/chosen");
         if let Some(chosen) = chosen {
-            info.bootargs = chosen.property("bootargs").and_then(|p| p.as_str()).unwrap_or("");
-            let start = chosen.property("linux,initrd-start").and_then(|p| p.as_usize());
-            let end = chosen.property("linux,initrd-end").and_then(|p| p.as_usize());
+            info.bootargs = chosen
+                .property("bootargs")
+                .and_then(|p| p.as_str())
+                .unwrap_or("");
+            let start = chosen
+                .property("linux,initrd-start")
+                .and_then(|p| p.as_usize());
+            let end = chosen
+                .property("linux,initrd-end")
+                .and_then(|p| p.as_usize());
             if let (Some(s), Some(e)) = (start, end) {
                 if e > s {
                     info.initrd = Some(Range {
@@ -191,7 +202,10 @@ impl<'a> PlatformInfo<'a> {
             .and_then(|p| p.as_str())
             .map(|s| s.split(':').next().unwrap_or(s))
             .and_then(|path| fdt.find_node(path))
-            .filter(|n| n.compatible().is_some_and(|c| c.all().any(|c| c == "arm,pl011")));
+            .filter(|n| {
+                n.compatible()
+                    .is_some_and(|c| c.all().any(|c| c == "arm,pl011"))
+            });
         let uart = stdout.or_else(|| fdt.find_compatible(&["arm,pl011"]));
         info.uart = uart.as_ref().and_then(|n| range_of(n, 0));
         if let Some(gic) = fdt.find_compatible(&["arm,gic-v3"]) {
@@ -287,18 +301,21 @@ mod tests {
     fn qemu_like(gic3: bool) -> Vec<u8> {
         let mut w = FdtWriter::new().unwrap();
         let root = w.begin_node("").unwrap();
-        w.property_string_list("compatible", vec!["linux,dummy-virt".into()]).unwrap();
+        w.property_string_list("compatible", vec!["linux,dummy-virt".into()])
+            .unwrap();
         w.property_u32("#address-cells", 2).unwrap();
         w.property_u32("#size-cells", 2).unwrap();
         let chosen = w.begin_node("chosen").unwrap();
-        w.property_string("bootargs", "backend=nvhe exit=semihosting").unwrap();
+        w.property_string("bootargs", "backend=nvhe exit=semihosting")
+            .unwrap();
         w.property_string("stdout-path", "/pl011@9000000").unwrap();
         w.property_u64("linux,initrd-start", 0x4800_0000).unwrap();
         w.property_u64("linux,initrd-end", 0x4801_0000).unwrap();
         w.end_node(chosen).unwrap();
         let mem = w.begin_node("memory@40000000").unwrap();
         w.property_string("device_type", "memory").unwrap();
-        w.property_array_u64("reg", &[0x4000_0000, 0x1800_0000]).unwrap();
+        w.property_array_u64("reg", &[0x4000_0000, 0x1800_0000])
+            .unwrap();
         w.end_node(mem).unwrap();
         let cpus = w.begin_node("cpus").unwrap();
         w.property_u32("#address-cells", 1).unwrap();
@@ -311,29 +328,45 @@ mod tests {
         }
         w.end_node(cpus).unwrap();
         let uart = w.begin_node("pl011@9000000").unwrap();
-        w.property_string_list("compatible", vec!["arm,pl011".into(), "arm,primecell".into()]).unwrap();
+        w.property_string_list(
+            "compatible",
+            vec!["arm,pl011".into(), "arm,primecell".into()],
+        )
+        .unwrap();
         w.property_array_u64("reg", &[0x900_0000, 0x1000]).unwrap();
         w.end_node(uart).unwrap();
         let gic = w.begin_node("intc@8000000").unwrap();
         if gic3 {
             w.property_string("compatible", "arm,gic-v3").unwrap();
-            w.property_array_u64("reg", &[0x800_0000, 0x1_0000, 0x80a_0000, 0xf6_0000]).unwrap();
+            w.property_array_u64("reg", &[0x800_0000, 0x1_0000, 0x80a_0000, 0xf6_0000])
+                .unwrap();
         } else {
-            w.property_string("compatible", "arm,cortex-a15-gic").unwrap();
+            w.property_string("compatible", "arm,cortex-a15-gic")
+                .unwrap();
             w.property_array_u64(
                 "reg",
-                &[0x800_0000, 0x1_0000, 0x801_0000, 0x1_0000, 0x803_0000, 0x1_0000, 0x804_0000, 0x1_0000],
+                &[
+                    0x800_0000, 0x1_0000, 0x801_0000, 0x1_0000, 0x803_0000, 0x1_0000, 0x804_0000,
+                    0x1_0000,
+                ],
             )
             .unwrap();
         }
         w.end_node(gic).unwrap();
         let timer = w.begin_node("timer").unwrap();
         w.property_string("compatible", "arm,armv8-timer").unwrap();
-        w.property_array_u32("interrupts", &[1, 13, 0x104, 1, 14, 0x104, 1, 11, 0x104, 1, 10, 0x104])
-            .unwrap();
+        w.property_array_u32(
+            "interrupts",
+            &[1, 13, 0x104, 1, 14, 0x104, 1, 11, 0x104, 1, 10, 0x104],
+        )
+        .unwrap();
         w.end_node(timer).unwrap();
         let psci = w.begin_node("psci").unwrap();
-        w.property_string_list("compatible", vec!["arm,psci-1.0".into(), "arm,psci-0.2".into()]).unwrap();
+        w.property_string_list(
+            "compatible",
+            vec!["arm,psci-1.0".into(), "arm,psci-0.2".into()],
+        )
+        .unwrap();
         w.property_string("method", "smc").unwrap();
         w.end_node(psci).unwrap();
         w.end_node(root).unwrap();
@@ -345,19 +378,43 @@ mod tests {
         let dtb = qemu_like(true);
         let p = PlatformInfo::parse(&dtb, 0x4000_0000).unwrap();
         assert!(p.is_qemu_virt);
-        assert_eq!(p.memory(), &[Range { base: 0x4000_0000, size: 0x1800_0000 }]);
+        assert_eq!(
+            p.memory(),
+            &[Range {
+                base: 0x4000_0000,
+                size: 0x1800_0000
+            }]
+        );
         assert_eq!(p.cpu_mpidrs(), &[0, 0x100]);
-        assert_eq!(p.uart, Some(Range { base: 0x900_0000, size: 0x1000 }));
+        assert_eq!(
+            p.uart,
+            Some(Range {
+                base: 0x900_0000,
+                size: 0x1000
+            })
+        );
         assert_eq!(p.psci, Some(PsciConduit::Smc));
-        assert_eq!(p.initrd, Some(Range { base: 0x4800_0000, size: 0x1_0000 }));
+        assert_eq!(
+            p.initrd,
+            Some(Range {
+                base: 0x4800_0000,
+                size: 0x1_0000
+            })
+        );
         assert_eq!(p.bootargs, "backend=nvhe exit=semihosting");
         assert_eq!(p.timer_ppis, Some([29, 30, 27, 26]));
         assert_eq!(p.dtb.size, dtb.len() as u64);
         assert_eq!(
             p.gic,
             Some(HostGic::V3 {
-                dist: Range { base: 0x800_0000, size: 0x1_0000 },
-                redist: Range { base: 0x80a_0000, size: 0xf6_0000 },
+                dist: Range {
+                    base: 0x800_0000,
+                    size: 0x1_0000
+                },
+                redist: Range {
+                    base: 0x80a_0000,
+                    size: 0xf6_0000
+                },
             })
         );
     }
@@ -366,14 +423,31 @@ mod tests {
     fn parses_gicv2_with_virtualization_regions() {
         let dtb = qemu_like(false);
         let p = PlatformInfo::parse(&dtb, 0).unwrap();
-        let Some(HostGic::V2 { hyp, vcpu, .. }) = p.gic else { panic!("{:?}", p.gic) };
-        assert_eq!(hyp, Some(Range { base: 0x803_0000, size: 0x1_0000 }));
-        assert_eq!(vcpu, Some(Range { base: 0x804_0000, size: 0x1_0000 }));
+        let Some(HostGic::V2 { hyp, vcpu, .. }) = p.gic else {
+            panic!("{:?}", p.gic)
+        };
+        assert_eq!(
+            hyp,
+            Some(Range {
+                base: 0x803_0000,
+                size: 0x1_0000
+            })
+        );
+        assert_eq!(
+            vcpu,
+            Some(Range {
+                base: 0x804_0000,
+                size: 0x1_0000
+            })
+        );
     }
 
     #[test]
     fn garbage_is_an_error() {
-        assert_eq!(PlatformInfo::parse(&[0u8; 64], 0).unwrap_err(), PlatformError::BadDtb);
+        assert_eq!(
+            PlatformInfo::parse(&[0u8; 64], 0).unwrap_err(),
+            PlatformError::BadDtb
+        );
         let mut dtb = qemu_like(true);
         dtb[0] ^= 0xff;
         assert!(PlatformInfo::parse(&dtb, 0).is_err());

@@ -87,7 +87,11 @@ impl<'a> Package<'a> {
             return Err(PackageError::TooManyVms);
         }
         let flags = le_u32(bytes, 20)?;
-        let pkg = Package { bytes, vm_count, flags };
+        let pkg = Package {
+            bytes,
+            vm_count,
+            flags,
+        };
         for i in 0..vm_count {
             pkg.vm(i)?;
         }
@@ -148,7 +152,10 @@ impl<'a> Package<'a> {
 
     /// Iterates over all VMs (each already validated by [`Package::parse`]).
     pub fn vms(&self) -> VmEntries<'a> {
-        VmEntries { pkg: *self, next: 0 }
+        VmEntries {
+            pkg: *self,
+            next: 0,
+        }
     }
 }
 
@@ -224,12 +231,18 @@ mod tests {
         let mut bytes = sample();
         // kernel offset of vm0 -> far outside
         bytes[HEADER_LEN + 24..HEADER_LEN + 32].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::OutOfBounds);
+        assert_eq!(
+            Package::parse(&bytes).unwrap_err(),
+            PackageError::OutOfBounds
+        );
         let mut bytes = sample();
         bytes[0] = b'X';
         assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::BadMagic);
         let mut bytes = sample();
         bytes[16..20].copy_from_slice(&1000u32.to_le_bytes());
-        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::TooManyVms);
+        assert_eq!(
+            Package::parse(&bytes).unwrap_err(),
+            PackageError::TooManyVms
+        );
     }
 }

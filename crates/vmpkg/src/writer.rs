@@ -45,8 +45,8 @@ impl PackageBuilder {
     pub fn build(&self) -> Vec<u8> {
         let desc_end = HEADER_LEN + self.vms.len() * VM_DESC_LEN;
         let mut out = alloc::vec![0u8; desc_end];
-        let mut put = |out: &mut Vec<u8>, data: &[u8], align: usize| -> (u64, u64) {
-            while out.len() % align != 0 {
+        let put = |out: &mut Vec<u8>, data: &[u8], align: usize| -> (u64, u64) {
+            while !out.len().is_multiple_of(align) {
                 out.push(0);
             }
             let off = out.len() as u64;

@@ -58,7 +58,8 @@ pub mod hcr {
 /// the guest sees them hidden.
 pub fn guest_hcr(vhe: bool, pauth: bool) -> u64 {
     use hcr::*;
-    let mut v = VM | SWIO | FMO | IMO | AMO | FB | BSU_IS | TWI | TID3 | TSC | TIDCP | TACR | TLOR | RW;
+    let mut v =
+        VM | SWIO | FMO | IMO | AMO | FB | BSU_IS | TWI | TID3 | TSC | TIDCP | TACR | TLOR | RW;
     if pauth {
         v |= API | APK;
     }

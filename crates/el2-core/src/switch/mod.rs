@@ -190,8 +190,14 @@ mod tests {
     #[test]
     fn backend_choice() {
         assert_eq!(Backend::choose(true, BackendRequest::Auto), Backend::Vhe);
-        assert_eq!(Backend::choose(false, BackendRequest::Auto), Backend::NonVhe);
-        assert_eq!(Backend::choose(true, BackendRequest::NonVhe), Backend::NonVhe);
+        assert_eq!(
+            Backend::choose(false, BackendRequest::Auto),
+            Backend::NonVhe
+        );
+        assert_eq!(
+            Backend::choose(true, BackendRequest::NonVhe),
+            Backend::NonVhe
+        );
         assert_eq!(Backend::choose(false, BackendRequest::Vhe), Backend::NonVhe);
         assert_eq!(BackendRequest::parse("nvhe"), Some(BackendRequest::NonVhe));
         assert_eq!(BackendRequest::parse("bogus"), None);

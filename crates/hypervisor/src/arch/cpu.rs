@@ -28,7 +28,8 @@ pub fn detect() -> CpuFeatures {
         mmfr0: read_sysreg!("id_aa64mmfr0_el1"),
         mmfr1,
         vhe: nib(mmfr1, 8) != 0,
-        pauth: [4, 8, 24, 28].iter().any(|&s| nib(isar1, s) != 0) || [8, 12].iter().any(|&s| nib(isar2, s) != 0),
+        pauth: [4, 8, 24, 28].iter().any(|&s| nib(isar1, s) != 0)
+            || [8, 12].iter().any(|&s| nib(isar2, s) != 0),
     }
 }
 

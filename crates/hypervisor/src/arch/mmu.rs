@@ -125,7 +125,9 @@ fn pool_base() -> u64 {
 pub fn pa_range() -> u64 {
     let mmfr0: u64;
     // SAFETY: reading an ID register has no side effects.
-    unsafe { core::arch::asm!("mrs {}, id_aa64mmfr0_el1", out(reg) mmfr0, options(nomem, nostack)) };
+    unsafe {
+        core::arch::asm!("mrs {}, id_aa64mmfr0_el1", out(reg) mmfr0, options(nomem, nostack))
+    };
     (mmfr0 & 0xf).min(5)
 }
 

@@ -10,7 +10,10 @@ static CONDUIT: AtomicU8 = AtomicU8::new(0);
 
 /// Records how to end the machine (from the boot arguments and the host device tree).
 pub fn configure(method: ExitMethod, conduit: Option<PsciConduit>) {
-    METHOD.store(matches!(method, ExitMethod::Semihosting) as u8, Ordering::Relaxed);
+    METHOD.store(
+        matches!(method, ExitMethod::Semihosting) as u8,
+        Ordering::Relaxed,
+    );
     let c = match conduit {
         None => 0,
         Some(PsciConduit::Smc) => 1,
@@ -49,7 +52,11 @@ pub fn exit(status: u32) -> ! {
             core::arch::asm!("hlt #0xf000", in("x0") SYS_EXIT, in("x1") block.as_ptr(), options(nostack))
         };
     }
-    psci(if status == 0 { PSCI_SYSTEM_OFF } else { PSCI_SYSTEM_RESET });
+    psci(if status == 0 {
+        PSCI_SYSTEM_OFF
+    } else {
+        PSCI_SYSTEM_RESET
+    });
     loop {
         // SAFETY: parks the CPU; nothing else to do.
         unsafe { core::arch::asm!("wfe", options(nomem, nostack)) };

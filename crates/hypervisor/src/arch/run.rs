@@ -57,7 +57,13 @@ impl PsciHost for VmPsci<'_> {
 
 /// Runs vCPU 0 of `vm` until the VM ends.
 pub fn run_vm(vm: &mut Vm, sw: &dyn WorldSwitch) -> VmEnd {
-    let Vm { vcpus, bus, stats, name, .. } = vm;
+    let Vm {
+        vcpus,
+        bus,
+        stats,
+        name,
+        ..
+    } = vm;
     let mpidrs: alloc::vec::Vec<u64> = vcpus.iter().map(|v| v.mpidr).collect();
     let vcpu = &mut vcpus[0];
     // SAFETY: we are at EL2 on the CPU that runs this vCPU; no other vCPU is loaded.
@@ -71,7 +77,10 @@ pub fn run_vm(vm: &mut Vm, sw: &dyn WorldSwitch) -> VmEnd {
                 Next::Continue
             }
             ExitKind::SError => {
-                crate::hv_warn!("{name}: SError from guest (ESR_EL2={:#x}); stopping the VM", raw.esr);
+                crate::hv_warn!(
+                    "{name}: SError from guest (ESR_EL2={:#x}); stopping the VM",
+                    raw.esr
+                );
                 Next::End(VmEnd::Crashed)
             }
             ExitKind::Sync => {
@@ -106,7 +115,9 @@ fn handle_sync(
         Exit::Hvc { imm } => {
             stats.count(ExitReason::Hvc);
             if imm != 0 {
-                crate::hv_warn!("{name}: HVC #{imm:#x} is not an SMCCC call; returning NOT_SUPPORTED");
+                crate::hv_warn!(
+                    "{name}: HVC #{imm:#x} is not an SMCCC call; returning NOT_SUPPORTED"
+                );
                 ctx.regs.x[0] = u64::MAX;
                 return Next::Continue;
             }
@@ -227,14 +238,20 @@ fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
     let ctx = &mut vcpu.ctx;
     let x = &ctx.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);
-    let mut host = VmPsci { me: vcpu.mpidr, vcpus: mpidrs };
+    let mut host = VmPsci {
+        me: vcpu.mpidr,
+        vcpus: mpidrs,
+    };
     match smccc::dispatch(&call, &mut host) {
         CallOutcome::Return(r) => {
             // PSCI_FEATURES and SMCCC_ARCH_FEATURES answer NOT_SUPPORTED about *another*
             // function; only log calls that are themselves unknown.
             let is_query = matches!(call.function_id, 0x8400_000a | 0x8000_0001);
             if r[0] == u64::MAX && !is_query {
-                crate::hv_warn!("{name}: SMCCC function {:#x} not supported; returned NOT_SUPPORTED", call.function_id);
+                crate::hv_warn!(
+                    "{name}: SMCCC function {:#x} not supported; returned NOT_SUPPORTED",
+                    call.function_id
+                );
             }
             ctx.regs.x[..4].copy_from_slice(&r);
             Next::Continue

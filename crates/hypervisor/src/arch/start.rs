@@ -32,13 +32,18 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     // --- MMU off: read the device tree, pick the backend, build the identity map. ---
     // SAFETY: the boot protocol puts a device tree at x0; only its 8-byte header is read
     // before validation.
-    let Some(size) = (dtb_pa != 0).then(|| unsafe { fdt_total_size(dtb_pa as *const u8) }).flatten() else {
+    let Some(size) = (dtb_pa != 0)
+        .then(|| unsafe { fdt_total_size(dtb_pa as *const u8) })
+        .flatten()
+    else {
         halt() // no device tree: no console to report on
     };
     // SAFETY: the header says the blob is `size` bytes; it stays reserved forever (it is
     // cut out of the frame allocator below) and is never written.
     let dtb: &'static [u8] = unsafe { core::slice::from_raw_parts(dtb_pa as *const u8, size) };
-    let Ok(info) = PlatformInfo::parse(dtb, dtb_pa) else { halt() };
+    let Ok(info) = PlatformInfo::parse(dtb, dtb_pa) else {
+        halt()
+    };
     let Some(uart) = info.uart else { halt() };
     // SAFETY: boot CPU, console not yet initialised, MMU off (UART reachable).
     unsafe { console::early_print(uart.base, "[hv] booting at EL2\n") };
@@ -47,7 +52,14 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     let args = BootArgs::parse(info.bootargs, |_| {});
     let backend = Backend::choose(feats.vhe, args.backend);
     let vhe = backend == Backend::Vhe;
-    write_sysreg!("hcr_el2", if vhe { controls::HOST_HCR_VHE } else { controls::HOST_HCR_NVHE });
+    write_sysreg!(
+        "hcr_el2",
+        if vhe {
+            controls::HOST_HCR_VHE
+        } else {
+            controls::HOST_HCR_NVHE
+        }
+    );
     // SAFETY: ISB synchronises the HCR_EL2.E2H change before the MMU is configured.
     unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
 
@@ -63,7 +75,12 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     let mut devices = [Some(uart), None, None, None, None];
     if let Some(gic) = info.gic {
         match gic {
-            HostGic::V2 { dist, cpu, hyp, vcpu } => {
+            HostGic::V2 {
+                dist,
+                cpu,
+                hyp,
+                vcpu,
+            } => {
                 devices[1] = Some(dist);
                 devices[2] = Some(cpu);
                 devices[3] = hyp;
@@ -91,21 +108,36 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     main_with_mmu(&info, feats, backend, tables)
 }
 
-fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend: Backend, tables: usize) -> ! {
-    let args = BootArgs::parse(info.bootargs, |u| crate::hv_warn!("unknown boot argument '{}' ignored", u.0));
+fn main_with_mmu(
+    info: &PlatformInfo<'static>,
+    feats: cpu::CpuFeatures,
+    backend: Backend,
+    tables: usize,
+) -> ! {
+    let args = BootArgs::parse(info.bootargs, |u| {
+        crate::hv_warn!("unknown boot argument '{}' ignored", u.0)
+    });
     power::configure(args.exit, info.psci);
     crate::hv_log!("AArch64 hypervisor {} at EL2", env!("CARGO_PKG_VERSION"));
     crate::hv_log!(
         "host: {}, MIDR_EL1={:#x}, {} CPU(s), RAM {} MiB in {} range(s)",
-        if info.is_qemu_virt { "QEMU virt" } else { "device-tree machine" },
+        if info.is_qemu_virt {
+            "QEMU virt"
+        } else {
+            "device-tree machine"
+        },
         feats.midr,
         info.cpu_count,
         info.memory().iter().map(|r| r.size).sum::<u64>() >> 20,
         info.mem_count
     );
     match info.gic {
-        Some(HostGic::V2 { dist, cpu, .. }) => crate::hv_log!("host GICv2: GICD {:#x}, GICC {:#x}", dist.base, cpu.base),
-        Some(HostGic::V3 { dist, redist }) => crate::hv_log!("host GICv3: GICD {:#x}, GICR {:#x}", dist.base, redist.base),
+        Some(HostGic::V2 { dist, cpu, .. }) => {
+            crate::hv_log!("host GICv2: GICD {:#x}, GICC {:#x}", dist.base, cpu.base)
+        }
+        Some(HostGic::V3 { dist, redist }) => {
+            crate::hv_log!("host GICv3: GICD {:#x}, GICR {:#x}", dist.base, redist.base)
+        }
         None => crate::hv_warn!("no GIC found in the device tree"),
     }
     crate::hv_log!(
@@ -117,13 +149,24 @@ fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend:
     if args.backend == el2_core::switch::BackendRequest::Vhe && !feats.vhe {
         crate::hv_warn!("backend=vhe requested but the CPU has no VHE; using nvhe");
     }
-    crate::hv_log!("EL2 stage-1 identity map: {} table page(s); MMU and caches on", tables);
+    crate::hv_log!(
+        "EL2 stage-1 identity map: {} table page(s); MMU and caches on",
+        tables
+    );
 
     // Frame allocator: RAM minus image, DTB and package.
     // SAFETY: only the addresses of linker symbols are taken.
-    let (img_start, img_end) = unsafe { (&__image_start as *const u8 as u64, &__image_end as *const u8 as u64) };
+    let (img_start, img_end) = unsafe {
+        (
+            &__image_start as *const u8 as u64,
+            &__image_end as *const u8 as u64,
+        )
+    };
     let mut reserved: Vec<Range> = Vec::new();
-    reserved.push(Range { base: img_start, size: img_end - img_start });
+    reserved.push(Range {
+        base: img_start,
+        size: img_end - img_start,
+    });
     reserved.push(info.dtb);
     if let Some(i) = info.initrd {
         reserved.push(i);
@@ -155,7 +198,10 @@ fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend:
         43..=44 => 4,
         _ => 5,
     };
-    super::sysregs::set_policy(IdPolicy { pauth: feats.pauth, ipa_parange });
+    super::sysregs::set_policy(IdPolicy {
+        pauth: feats.pauth,
+        ipa_parange,
+    });
     let hcr = controls::guest_hcr(backend == Backend::Vhe, feats.pauth);
     crate::hv_log!(
         "guest traps: HCR_EL2={:#x} CPTR_EL2={:#x} CNTHCTL_EL2={:#x} MDCR_EL2={:#x} VTCR_EL2={:#x} (IPA {} bits)",
@@ -180,7 +226,9 @@ fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend:
     };
     // SAFETY: the boot loader placed the initrd there; it is reserved above and never
     // written.
-    let pkg_bytes = unsafe { core::slice::from_raw_parts(pkg_range.base as *const u8, pkg_range.size as usize) };
+    let pkg_bytes = unsafe {
+        core::slice::from_raw_parts(pkg_range.base as *const u8, pkg_range.size as usize)
+    };
     let pkg = match vmpkg::Package::parse(pkg_bytes) {
         Ok(p) => p,
         Err(e) => {
@@ -195,7 +243,16 @@ fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend:
 
     let mut status = 0;
     for (index, spec) in pkg.vms().enumerate() {
-        let end = run_spec(&spec, index, pkg.vm_count() > 1, s2cfg, hcr, feats.midr, sw, args.reset);
+        let end = run_spec(
+            &spec,
+            index,
+            pkg.vm_count() > 1,
+            s2cfg,
+            hcr,
+            feats.midr,
+            sw,
+            args.reset,
+        );
         let code = match end {
             VmEnd::PowerOff => 0,
             VmEnd::Reset => 1,
@@ -205,7 +262,14 @@ fn main_with_mmu(info: &PlatformInfo<'static>, feats: cpu::CpuFeatures, backend:
             status = code;
         }
     }
-    crate::hv_log!("all VMs stopped; {}", if status == 0 { "powering off" } else { "exiting with failure" });
+    crate::hv_log!(
+        "all VMs stopped; {}",
+        if status == 0 {
+            "powering off"
+        } else {
+            "exiting with failure"
+        }
+    );
     power::exit(status)
 }
 

@@ -28,7 +28,18 @@ pub enum ExitReason {
     Other,
 }
 
-const NAMES: [&str; 10] = ["hvc", "smc", "sysreg", "mmio", "dabt-injected", "iabt", "wfx", "fp", "irq", "other"];
+const NAMES: [&str; 10] = [
+    "hvc",
+    "smc",
+    "sysreg",
+    "mmio",
+    "dabt-injected",
+    "iabt",
+    "wfx",
+    "fp",
+    "irq",
+    "other",
+];
 
 /// Counters, one per [`ExitReason`].
 #[derive(Debug, Clone, Default)]

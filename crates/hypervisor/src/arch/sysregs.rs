@@ -29,7 +29,10 @@ impl fmt::Display for Name<'_> {
 /// Emulates `acc`; on success the caller steps over the instruction. `Err` says why the
 /// access is refused (the caller logs and injects UNDEFINED).
 pub fn emulate(acc: &SysRegAccess, ctx: &mut VcpuContext) -> Result<(), &'static str> {
-    let policy = POLICY.get().copied().unwrap_or(IdPolicy { pauth: false, ipa_parange: 2 });
+    let policy = POLICY.get().copied().unwrap_or(IdPolicy {
+        pauth: false,
+        ipa_parange: 2,
+    });
     match (acc.op0, acc.op1, acc.crn, acc.crm, acc.op2) {
         (3, 0, 0, crm @ 1..=7, op2) => {
             if !acc.is_read {

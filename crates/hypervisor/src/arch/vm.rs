@@ -127,7 +127,12 @@ impl Vm {
         let mut uart = Pl011::new(out);
         uart.set_log_hook(log_pl011);
         vm.bus
-            .add(layout::UART_BASE, layout::UART_SIZE, "pl011", Box::new(uart))
+            .add(
+                layout::UART_BASE,
+                layout::UART_SIZE,
+                "pl011",
+                Box::new(uart),
+            )
             .map_err(|_| VmError::Fdt)?;
 
         let mpidr = 0u64;
@@ -167,8 +172,12 @@ impl Vm {
 
     /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).
     pub fn copy_in(&mut self, ipa: u64, data: &[u8]) -> Result<(), VmError> {
-        let off = ipa.checked_sub(self.ram_ipa).ok_or(VmError::Load(LoadError::DoesNotFit))?;
-        let end = off.checked_add(data.len() as u64).ok_or(VmError::Load(LoadError::DoesNotFit))?;
+        let off = ipa
+            .checked_sub(self.ram_ipa)
+            .ok_or(VmError::Load(LoadError::DoesNotFit))?;
+        let end = off
+            .checked_add(data.len() as u64)
+            .ok_or(VmError::Load(LoadError::DoesNotFit))?;
         if end > self.ram_size {
             return Err(VmError::Load(LoadError::DoesNotFit));
         }
@@ -176,7 +185,11 @@ impl Vm {
         // which is identity-mapped in the hypervisor; `data` does not overlap it (it is in
         // the package or the heap).
         unsafe {
-            core::ptr::copy_nonoverlapping(data.as_ptr(), (self.ram_pa + off) as *mut u8, data.len())
+            core::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                (self.ram_pa + off) as *mut u8,
+                data.len(),
+            )
         };
         Ok(())
     }
