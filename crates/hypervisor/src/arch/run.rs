@@ -1,18 +1,24 @@
-//! The vCPU run loop and exit handlers:
+//! Running one vCPU for a time slice and handling its exits:
 //! `vcpu_load; loop { exit = run(); handle(exit) }; vcpu_put`. Every guest-caused event is
 //! answered architecturally (emulation, an injected UNDEFINED or external abort, an SMCCC
 //! error code) and logged; nothing a guest does ends the hypervisor.
 
+use core::sync::atomic::Ordering;
 use el2_core::exit::{self, Exit, ExitInfo};
 use el2_core::inject;
 use el2_core::mmio::{MmioAccess, MmioOutcome};
-use el2_core::psci::{AffinityState, PsciHost, PsciReturn};
+use el2_core::psci::{AffinityState, PsciHost, PsciReturn, MPIDR_AFFINITY_MASK};
 use el2_core::smccc::{self, CallOutcome, SmcccCall};
 use el2_core::switch::{ExitKind, WorldSwitch};
+use el2_core::vcpu::VcpuContext;
+use spin::Once;
 
-use super::stats::ExitReason;
+use super::sched::{self, Thread};
+use super::stats::{ExitReason, ExitStats};
 use super::sysregs;
-use super::vm::{Vcpu, Vm};
+use super::timer;
+use super::vm::{Power, Vm};
+use crate::bootargs::ResetPolicy;
 
 /// How a VM ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,63 +31,146 @@ pub enum VmEnd {
     Crashed,
 }
 
+/// What the run loop does after an exit.
 enum Next {
+    /// Re-enter the guest.
     Continue,
-    End(VmEnd),
+    /// Give the CPU back to the scheduler.
+    Yield,
 }
 
-/// PSCI view of a VM for the dispatcher: which vCPUs exist and are on.
+/// Machine-wide run settings, fixed at boot.
+pub struct RunConfig {
+    /// The world switch.
+    pub switch: &'static dyn WorldSwitch,
+    /// What `SYSTEM_RESET` does.
+    pub reset: ResetPolicy,
+    /// The package entries, for restarting VMs.
+    pub specs: alloc::vec::Vec<vmpkg::VmSpec<'static>>,
+}
+
+static CONFIG: Once<RunConfig> = Once::new();
+
+/// Installs the run configuration (boot CPU, once).
+pub fn configure(c: RunConfig) {
+    CONFIG.call_once(|| c);
+}
+
+/// PSCI view of a VM for the dispatcher.
 struct VmPsci<'a> {
-    me: u64,
-    vcpus: &'a [u64],
+    vm: &'a Vm,
+    me: usize,
 }
 
 impl PsciHost for VmPsci<'_> {
-    fn cpu_on(&mut self, target: u64, _entry: u64, _ctx: u64) -> PsciReturn {
-        if target == self.me {
-            PsciReturn::AlreadyOn
-        } else {
-            // Secondary vCPUs arrive with SMP support; until then only vCPU 0 exists.
-            PsciReturn::InvalidParameters
+    fn cpu_on(&mut self, target: u64, entry: u64, context_id: u64) -> PsciReturn {
+        let Some(i) = self
+            .vm
+            .vcpus
+            .iter()
+            .position(|v| v.mpidr == target & MPIDR_AFFINITY_MASK)
+        else {
+            return PsciReturn::InvalidParameters;
+        };
+        if i == self.me {
+            return PsciReturn::AlreadyOn;
+        }
+        if !self.vm.ram_contains(entry) {
+            return PsciReturn::InvalidAddress;
+        }
+        let v = &self.vm.vcpus[i];
+        let mut boot = v.boot.lock();
+        match v.power() {
+            Power::On => PsciReturn::AlreadyOn,
+            Power::OnPending => PsciReturn::OnPending,
+            Power::Off => {
+                *boot = (entry, context_id);
+                v.power.store(Power::OnPending as u8, Ordering::Release);
+                drop(boot);
+                sched::kick(self.vm, i);
+                PsciReturn::Success
+            }
         }
     }
 
     fn affinity_info(&self, target: u64) -> Result<AffinityState, PsciReturn> {
-        if self.vcpus.contains(&target) {
-            Ok(AffinityState::On)
-        } else {
-            Err(PsciReturn::InvalidParameters)
-        }
+        let v = self
+            .vm
+            .vcpus
+            .iter()
+            .find(|v| v.mpidr == target)
+            .ok_or(PsciReturn::InvalidParameters)?;
+        Ok(match v.power() {
+            Power::On => AffinityState::On,
+            Power::OnPending => AffinityState::OnPending,
+            Power::Off => AffinityState::Off,
+        })
     }
 }
 
-/// Runs vCPU 0 of `vm` until the VM ends.
-pub fn run_vm(vm: &mut Vm, sw: &dyn WorldSwitch) -> VmEnd {
-    let Vm {
-        vcpus,
-        bus,
-        stats,
-        name,
-        ..
-    } = vm;
-    let mpidrs: alloc::vec::Vec<u64> = vcpus.iter().map(|v| v.mpidr).collect();
-    let vcpu = &mut vcpus[0];
-    // SAFETY: we are at EL2 on the CPU that runs this vCPU; no other vCPU is loaded.
-    unsafe { sw.vcpu_load(&mut vcpu.ctx) };
-    let end = loop {
-        // SAFETY: the vCPU was loaded above on this CPU.
-        let raw = unsafe { sw.run(&mut vcpu.ctx) };
+/// Ends `vm` (first caller wins), logs it, and interrupts the CPUs running its vCPUs.
+pub fn end_vm(vm: &Vm, how: VmEnd) {
+    if vm.finish(how) {
+        crate::hv_log!("{}: stopped ({:?})", vm.name, how);
+        sched::kick_all_cpus();
+    }
+}
+
+/// Runs `t` until it blocks, stops, its VM ends, or (when `shared`) its time slice ends.
+pub fn run_vcpu(t: &Thread, shared: bool) {
+    let Some(cfg) = CONFIG.get() else { return };
+    let sw = cfg.switch;
+    let vm = &*t.vm;
+    let vcpu = &vm.vcpus[t.vcpu];
+    let mut ctx = vcpu.ctx.lock();
+    if vcpu.power() == Power::OnPending {
+        let (entry, context_id) = *vcpu.boot.lock();
+        ctx.reset_to(entry, context_id);
+        vcpu.power.store(Power::On as u8, Ordering::Release);
+    }
+    vcpu.blocked.store(false, Ordering::Release);
+    vcpu.wake.store(false, Ordering::Release);
+    let slice_end = shared.then(|| {
+        let end = timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US);
+        timer::arm(end);
+        end
+    });
+    let mut stats = ExitStats::default();
+    // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
+    unsafe { sw.vcpu_load(&mut ctx) };
+    loop {
+        if vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
+            break;
+        }
+        // SAFETY: loaded above on this CPU.
+        let raw = unsafe { sw.run(&mut ctx) };
         let next = match raw.kind {
             ExitKind::Irq | ExitKind::Fiq => {
                 stats.count(ExitReason::Irq);
-                Next::Continue
+                let ev = sched::drain_host_irqs();
+                match slice_end {
+                    Some(end) if timer::now() >= end => {
+                        if sched::others_runnable(t) {
+                            Next::Yield
+                        } else {
+                            timer::arm(timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
+                            Next::Continue
+                        }
+                    }
+                    _ => {
+                        let _ = ev;
+                        Next::Continue
+                    }
+                }
             }
             ExitKind::SError => {
                 crate::hv_warn!(
-                    "{name}: SError from guest (ESR_EL2={:#x}); stopping the VM",
+                    "{}: SError from guest (ESR_EL2={:#x}); stopping the VM",
+                    vm.name,
                     raw.esr
                 );
-                Next::End(VmEnd::Crashed)
+                end_vm(vm, VmEnd::Crashed);
+                Next::Yield
             }
             ExitKind::Sync => {
                 let info = ExitInfo {
@@ -89,28 +178,34 @@ pub fn run_vm(vm: &mut Vm, sw: &dyn WorldSwitch) -> VmEnd {
                     far: raw.far,
                     hpfar: raw.hpfar,
                 };
-                handle_sync(&info, vcpu, &mpidrs, bus, stats, name, sw)
+                handle_sync(&info, vm, t.vcpu, &mut ctx, &mut stats, sw)
             }
         };
-        if let Next::End(e) = next {
-            break e;
+        if let Next::Yield = next {
+            break;
         }
-    };
-    // SAFETY: the vCPU is the one loaded on this CPU.
-    unsafe { sw.vcpu_put(&mut vcpu.ctx) };
-    end
+    }
+    // SAFETY: the vCPU loaded on this CPU.
+    unsafe { sw.vcpu_put(&mut ctx) };
+    if slice_end.is_some() {
+        timer::disarm();
+    }
+    vcpu.stats.lock().add(&stats);
+    drop(ctx);
+    if vm.ended.load(Ordering::Acquire) {
+        maybe_restart(t);
+    }
 }
 
 fn handle_sync(
     info: &ExitInfo,
-    vcpu: &mut Vcpu,
-    mpidrs: &[u64],
-    bus: &mut el2_core::mmio::MmioBus,
-    stats: &mut super::stats::ExitStats,
-    name: &str,
+    vm: &Vm,
+    me: usize,
+    ctx: &mut VcpuContext,
+    stats: &mut ExitStats,
     sw: &dyn WorldSwitch,
 ) -> Next {
-    let ctx = &mut vcpu.ctx;
+    let name = vm.name.as_str();
     match exit::decode(info) {
         Exit::Hvc { imm } => {
             stats.count(ExitReason::Hvc);
@@ -121,13 +216,13 @@ fn handle_sync(
                 ctx.regs.x[0] = u64::MAX;
                 return Next::Continue;
             }
-            smccc_call(vcpu, mpidrs, name)
+            smccc_call(vm, me, ctx)
         }
         Exit::Smc { .. } => {
             stats.count(ExitReason::Smc);
             // ELR_EL2 points at the trapped SMC.
             inject::skip_instruction(ctx, info.esr);
-            smccc_call(vcpu, mpidrs, name)
+            smccc_call(vm, me, ctx)
         }
         Exit::SysReg(acc) => {
             stats.count(ExitReason::SysReg);
@@ -147,51 +242,49 @@ fn handle_sync(
         }
         Exit::DataAbort(da) => {
             let far = if da.fnv { 0 } else { da.far };
-            match MmioAccess::from_abort(&da) {
-                Some(acc) => {
-                    let value = ctx.regs.read(acc.rt);
-                    match bus.dispatch(&acc, value) {
-                        MmioOutcome::Read(v) => {
-                            stats.count(ExitReason::Mmio);
-                            ctx.regs.write(acc.rt, v);
-                            inject::skip_instruction(ctx, info.esr);
-                        }
-                        MmioOutcome::WriteDone => {
-                            stats.count(ExitReason::Mmio);
-                            inject::skip_instruction(ctx, info.esr);
-                        }
-                        MmioOutcome::Unbacked => {
-                            stats.count(ExitReason::DataAbortInjected);
-                            crate::hv_warn!(
-                                "{name}: {}-byte {} at unbacked IPA {:#x} (pc {:#x}); injecting external abort",
-                                acc.size.bytes(),
-                                if acc.is_write { "write" } else { "read" },
-                                acc.ipa,
-                                ctx.regs.pc
-                            );
-                            inject::inject_data_abort(sw, ctx, far, acc.is_write);
-                        }
-                        MmioOutcome::DeviceError { device, error } => {
-                            stats.count(ExitReason::DataAbortInjected);
-                            crate::hv_warn!(
-                                "{name}: {device} refused access at IPA {:#x}: {error}; injecting external abort",
-                                acc.ipa
-                            );
-                            inject::inject_data_abort(sw, ctx, far, acc.is_write);
-                        }
-                    }
+            let Some(acc) = MmioAccess::from_abort(&da) else {
+                stats.count(ExitReason::DataAbortInjected);
+                crate::hv_warn!(
+                    "{name}: data abort at IPA {:#x} (pc {:#x}, ISV={}, S1PTW={}, DFSC={:#x}) cannot be emulated; injecting external abort",
+                    da.ipa,
+                    ctx.regs.pc,
+                    da.isv as u8,
+                    da.s1ptw as u8,
+                    da.dfsc
+                );
+                inject::inject_data_abort(sw, ctx, far, da.wnr);
+                return Next::Continue;
+            };
+            let value = ctx.regs.read(acc.rt);
+            let outcome = vm.bus.lock().dispatch(&acc, value);
+            match outcome {
+                MmioOutcome::Read(v) => {
+                    stats.count(ExitReason::Mmio);
+                    ctx.regs.write(acc.rt, v);
+                    inject::skip_instruction(ctx, info.esr);
                 }
-                None => {
+                MmioOutcome::WriteDone => {
+                    stats.count(ExitReason::Mmio);
+                    inject::skip_instruction(ctx, info.esr);
+                }
+                MmioOutcome::Unbacked => {
                     stats.count(ExitReason::DataAbortInjected);
                     crate::hv_warn!(
-                        "{name}: data abort at IPA {:#x} (pc {:#x}, ISV={}, S1PTW={}, DFSC={:#x}) cannot be emulated; injecting external abort",
-                        da.ipa,
-                        ctx.regs.pc,
-                        da.isv as u8,
-                        da.s1ptw as u8,
-                        da.dfsc
+                        "{name}: {}-byte {} at unbacked IPA {:#x} (pc {:#x}); injecting external abort",
+                        acc.size.bytes(),
+                        if acc.is_write { "write" } else { "read" },
+                        acc.ipa,
+                        ctx.regs.pc
                     );
-                    inject::inject_data_abort(sw, ctx, far, da.wnr);
+                    inject::inject_data_abort(sw, ctx, far, acc.is_write);
+                }
+                MmioOutcome::DeviceError { device, error } => {
+                    stats.count(ExitReason::DataAbortInjected);
+                    crate::hv_warn!(
+                        "{name}: {device} refused access at IPA {:#x}: {error}; injecting external abort",
+                        acc.ipa
+                    );
+                    inject::inject_data_abort(sw, ctx, far, acc.is_write);
                 }
             }
             Next::Continue
@@ -214,11 +307,14 @@ fn handle_sync(
             Next::Continue
         }
         Exit::Wfi | Exit::Wfe | Exit::WfxTimeout { .. } => {
-            // Nothing can become pending yet (virtual interrupts arrive with the vGIC), so
-            // WFI completes at once, which the architecture allows.
             stats.count(ExitReason::Wfx);
             inject::skip_instruction(ctx, info.esr);
-            Next::Continue
+            let v = &vm.vcpus[me];
+            if v.wake.swap(false, Ordering::AcqRel) {
+                return Next::Continue;
+            }
+            v.blocked.store(true, Ordering::Release);
+            Next::Yield
         }
         other => {
             stats.count(ExitReason::Other);
@@ -234,14 +330,10 @@ fn handle_sync(
     }
 }
 
-fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
-    let ctx = &mut vcpu.ctx;
+fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext) -> Next {
     let x = &ctx.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);
-    let mut host = VmPsci {
-        me: vcpu.mpidr,
-        vcpus: mpidrs,
-    };
+    let mut host = VmPsci { vm, me };
     match smccc::dispatch(&call, &mut host) {
         CallOutcome::Return(r) => {
             // PSCI_FEATURES and SMCCC_ARCH_FEATURES answer NOT_SUPPORTED about *another*
@@ -249,7 +341,8 @@ fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
             let is_query = matches!(call.function_id, 0x8400_000a | 0x8000_0001);
             if r[0] == u64::MAX && !is_query {
                 crate::hv_warn!(
-                    "{name}: SMCCC function {:#x} not supported; returned NOT_SUPPORTED",
+                    "{}: SMCCC function {:#x} not supported; returned NOT_SUPPORTED",
+                    vm.name,
                     call.function_id
                 );
             }
@@ -257,16 +350,23 @@ fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
             Next::Continue
         }
         CallOutcome::SystemOff => {
-            crate::hv_log!("{name}: PSCI SYSTEM_OFF");
-            Next::End(VmEnd::PowerOff)
+            crate::hv_log!("{}: PSCI SYSTEM_OFF", vm.name);
+            end_vm(vm, VmEnd::PowerOff);
+            Next::Yield
         }
         CallOutcome::SystemReset => {
-            crate::hv_log!("{name}: PSCI SYSTEM_RESET");
-            Next::End(VmEnd::Reset)
+            crate::hv_log!("{}: PSCI SYSTEM_RESET", vm.name);
+            end_vm(vm, VmEnd::Reset);
+            Next::Yield
         }
         CallOutcome::CpuOff => {
-            crate::hv_log!("{name}: PSCI CPU_OFF on its last running vCPU");
-            Next::End(VmEnd::PowerOff)
+            let v = &vm.vcpus[me];
+            v.power.store(Power::Off as u8, Ordering::Release);
+            if vm.vcpus.iter().all(|v| v.power() == Power::Off) {
+                crate::hv_log!("{}: every vCPU called PSCI CPU_OFF", vm.name);
+                end_vm(vm, VmEnd::PowerOff);
+            }
+            Next::Yield
         }
         CallOutcome::CpuSuspend { .. } => {
             // Treated as a standby that wakes at once (PSCI permits returning SUCCESS).
@@ -274,4 +374,37 @@ fn smccc_call(vcpu: &mut Vcpu, mpidrs: &[u64], name: &str) -> Next {
             Next::Continue
         }
     }
+}
+
+/// With `vm_reset=restart`, a VM that called `SYSTEM_RESET` is reloaded and started
+/// again once none of its vCPUs runs any more (the last one to stop does it).
+fn maybe_restart(t: &Thread) {
+    let Some(cfg) = CONFIG.get() else { return };
+    let vm = &*t.vm;
+    if cfg.reset != ResetPolicy::Restart || *vm.end.lock() != Some(VmEnd::Reset) {
+        return;
+    }
+    // Only proceed when every vCPU lock is free (no other CPU is inside the VM).
+    let guards: Option<alloc::vec::Vec<_>> = vm.vcpus.iter().map(|v| v.ctx.try_lock()).collect();
+    let Some(mut guards) = guards else { return };
+    let Some(spec) = cfg.specs.get(vm.index) else {
+        return;
+    };
+    if vm.load_images(spec).is_err() {
+        crate::hv_warn!("{}: cannot reload images; leaving it stopped", vm.name);
+        return;
+    }
+    for (i, (v, ctx)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
+        ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
+        v.power.store(
+            if i == 0 { Power::On } else { Power::Off } as u8,
+            Ordering::Release,
+        );
+        v.blocked.store(false, Ordering::Release);
+    }
+    drop(guards);
+    *vm.end.lock() = None;
+    vm.ended.store(false, Ordering::Release);
+    crate::hv_log!("{}: restarted", vm.name);
+    sched::kick(vm, 0);
 }

@@ -5,10 +5,12 @@ use el2_core::switch::{controls, nvhe::NonVhe, vhe::Vhe, Backend, WorldSwitch};
 use el2_core::{read_sysreg, write_sysreg};
 use stage2::Stage2Config;
 
-use super::run::{run_vm, VmEnd};
+use alloc::sync::Arc;
+
+use super::run::{self, RunConfig};
 use super::vm::{Vm, VmParams};
-use super::{console, cpu, frames, heap, mmu, power};
-use crate::bootargs::{BootArgs, ResetPolicy};
+use super::{console, cpu, frames, gic, heap, mmu, percpu, power, sched, smp, timer};
+use crate::bootargs::BootArgs;
 use crate::idregs::IdPolicy;
 use crate::layout;
 use crate::memmap::FreeRanges;
@@ -213,20 +215,46 @@ fn main_with_mmu(
         s2cfg.ipa_bits()
     );
 
-    let nvhe = NonVhe { pauth: feats.pauth };
-    let vhe = Vhe { pauth: feats.pauth };
-    let sw: &dyn WorldSwitch = match backend {
-        Backend::Vhe => &vhe,
-        Backend::NonVhe => &nvhe,
+    let switch: &'static dyn WorldSwitch = match backend {
+        Backend::Vhe => alloc::boxed::Box::leak(alloc::boxed::Box::new(Vhe { pauth: feats.pauth })),
+        Backend::NonVhe => {
+            alloc::boxed::Box::leak(alloc::boxed::Box::new(NonVhe { pauth: feats.pauth }))
+        }
     };
+
+    // Host interrupts and the other CPUs.
+    if let Some(g) = &info.gic {
+        gic::init(g);
+    } else {
+        crate::hv_log!("FATAL: no GIC in the host device tree");
+        power::exit(1)
+    }
+    let my_mpidr = read_sysreg!("mpidr_el1") & 0xff_00ff_ffff;
+    let mut mpidrs: Vec<u64> = info.cpu_mpidrs().to_vec();
+    if let Some(pos) = mpidrs.iter().position(|&m| m == my_mpidr) {
+        mpidrs.swap(0, pos);
+    } else {
+        mpidrs.insert(0, my_mpidr);
+    }
+    percpu::init_all(&mpidrs);
+    let cpu_if = gic::init_cpu(my_mpidr);
+    percpu::set_current(0, cpu_if);
+    timer::disarm();
+    percpu::mark_online();
+    let hcr_host = if backend == Backend::Vhe {
+        controls::HOST_HCR_VHE
+    } else {
+        controls::HOST_HCR_NVHE
+    };
+    smp::start_secondaries(info.psci, backend == Backend::Vhe, s2cfg.vtcr(), hcr_host);
 
     let Some(pkg_range) = info.initrd else {
         crate::hv_log!("FATAL: no VM package: pass one as the initrd (QEMU -initrd, U-Boot booti, GRUB initrd)");
         power::exit(1)
     };
     // SAFETY: the boot loader placed the initrd there; it is reserved above and never
-    // written.
-    let pkg_bytes = unsafe {
+    // written, so it lives (unchanged) for the rest of the run.
+    let pkg_bytes: &'static [u8] = unsafe {
         core::slice::from_raw_parts(pkg_range.base as *const u8, pkg_range.size as usize)
     };
     let pkg = match vmpkg::Package::parse(pkg_bytes) {
@@ -237,85 +265,45 @@ fn main_with_mmu(
         }
     };
     crate::hv_log!("VM package: {} VM(s), {} bytes", pkg.vm_count(), pkg.len());
-    if pkg.vm_count() > 1 {
-        crate::hv_warn!("VMs run one after another on this CPU until SMP scheduling lands");
-    }
 
-    let mut status = 0;
-    for (index, spec) in pkg.vms().enumerate() {
-        let end = run_spec(
-            &spec,
-            index,
-            pkg.vm_count() > 1,
-            s2cfg,
-            hcr,
-            feats.midr,
-            sw,
-            args.reset,
-        );
-        let code = match end {
-            VmEnd::PowerOff => 0,
-            VmEnd::Reset => 1,
-            VmEnd::Crashed => 2,
-        };
-        if status == 0 {
-            status = code;
-        }
-    }
-    crate::hv_log!(
-        "all VMs stopped; {}",
-        if status == 0 {
-            "powering off"
-        } else {
-            "exiting with failure"
-        }
-    );
-    power::exit(status)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_spec(
-    spec: &vmpkg::VmSpec<'_>,
-    index: usize,
-    prefix: bool,
-    s2cfg: Stage2Config,
-    hcr: u64,
-    midr: u64,
-    sw: &dyn WorldSwitch,
-    reset: ResetPolicy,
-) -> VmEnd {
-    loop {
+    let specs: Vec<vmpkg::VmSpec<'static>> = pkg.vms().collect();
+    let mut vms = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
         let params = VmParams {
             spec,
             index,
-            prefix_console: prefix,
+            prefix_console: specs.len() > 1,
             s2cfg,
             hcr,
-            midr,
+            midr: feats.midr,
         };
-        let mut vm = match Vm::create(params) {
-            Ok(vm) => vm,
-            Err(e) => {
-                crate::hv_log!("{}: cannot create VM: {e:?}", spec.name);
-                return VmEnd::Crashed;
+        match Vm::create(params) {
+            Ok(vm) => {
+                crate::hv_log!(
+                    "{}: {} MiB RAM at PA {:#x}, {} vCPU(s), kernel {} bytes, entry {:#x}, dtb {:#x}",
+                    vm.name,
+                    vm.ram_size >> 20,
+                    vm.ram_pa,
+                    vm.vcpus.len(),
+                    spec.kernel.len(),
+                    vm.layout.kernel,
+                    vm.layout.dtb
+                );
+                vms.push(Arc::new(vm));
             }
-        };
-        crate::hv_log!(
-            "{}: {} MiB RAM at PA {:#x}, {} vCPU(s), kernel {} bytes, entry {:#x}, dtb {:#x}",
-            vm.name,
-            vm.ram_size >> 20,
-            vm.ram_pa,
-            vm.vcpus.len(),
-            spec.kernel.len(),
-            vm.vcpus[0].ctx.regs.pc,
-            vm.vcpus[0].ctx.regs.x[0]
-        );
-        let end = run_vm(&mut vm, sw);
-        crate::hv_log!("{}: stopped ({:?}); exits: {}", vm.name, end, vm.stats);
-        if end == VmEnd::Reset && reset == ResetPolicy::Restart {
-            crate::hv_log!("{}: restarting", vm.name);
-            continue;
+            Err(e) => crate::hv_log!("{}: cannot create VM: {e:?}; skipped", spec.name),
         }
-        return end;
     }
+    if vms.is_empty() {
+        crate::hv_log!("FATAL: no VM could be created");
+        power::exit(1)
+    }
+    run::configure(RunConfig {
+        switch,
+        reset: args.reset,
+        specs,
+    });
+    sched::init(vms);
+    sched::kick_all_cpus();
+    sched::cpu_loop()
 }

@@ -53,6 +53,13 @@ impl ExitStats {
         self.counts[r as usize] += 1;
     }
 
+    /// Adds another set of counters.
+    pub fn add(&mut self, other: &ExitStats) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+    }
+
     /// Total exits.
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()

@@ -1,19 +1,23 @@
 //! A virtual machine: its RAM (isolated by stage 2), its MMIO bus with emulated devices,
-//! its vCPUs and its exit statistics. Built from one VM of the VM package.
+//! its vCPUs and its exit statistics. Built from one VM of the VM package; shared between
+//! physical CPUs (`Arc<Vm>`), with per-vCPU state behind its own lock.
 
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use el2_core::mmio::MmioBus;
 use el2_core::vcpu::{VcpuContext, VcpuControls};
+use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table};
 
 use super::frames::{self, FrameTables};
+use super::run::VmEnd;
 use super::stats::ExitStats;
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
 use crate::guest_fdt::{self, GuestFdtConfig, UartNode};
 use crate::layout;
-use crate::loader::{self, LoadError};
+use crate::loader::{self, GuestLayout, LoadError};
 
 /// Why a VM could not be created.
 #[derive(Debug)]
@@ -26,34 +30,79 @@ pub enum VmError {
     Load(LoadError),
     /// The guest device tree could not be generated.
     Fdt,
+    /// Bad configuration (e.g. zero or too many vCPUs).
+    Config(&'static str),
+}
+
+/// PSCI power state of a vCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Power {
+    /// Off (not started, or `CPU_OFF`).
+    Off = 0,
+    /// `CPU_ON` accepted; starts at its entry point when next scheduled.
+    OnPending = 1,
+    /// Running or runnable.
+    On = 2,
 }
 
 /// One virtual CPU of a VM.
 pub struct Vcpu {
-    /// Register state and EL2 controls.
-    pub ctx: VcpuContext,
+    /// Register state and EL2 controls; locked by the physical CPU running it.
+    pub ctx: Mutex<VcpuContext>,
     /// The vCPU's MPIDR affinity (what `VMPIDR_EL2` reports, without bit 31).
     pub mpidr: u64,
+    /// PSCI power state ([`Power`] as u8).
+    pub power: AtomicU8,
+    /// Entry point and context id of an accepted `CPU_ON`.
+    pub boot: Mutex<(u64, u64)>,
+    /// Something happened that may end a WFI (a kick).
+    pub wake: AtomicBool,
+    /// The vCPU waits in WFI.
+    pub blocked: AtomicBool,
+    /// Index + 1 of the physical CPU that owns (schedules) this vCPU.
+    pub owner: AtomicUsize,
+    /// Exits by reason.
+    pub stats: Mutex<ExitStats>,
+}
+
+impl Vcpu {
+    /// The PSCI power state.
+    pub fn power(&self) -> Power {
+        match self.power.load(Ordering::Acquire) {
+            1 => Power::OnPending,
+            2 => Power::On,
+            _ => Power::Off,
+        }
+    }
 }
 
 /// A guest VM.
 pub struct Vm {
     /// Name (console prefix, logs).
     pub name: String,
-    /// Guest RAM: IPA base, host PA, size.
+    /// Package index of the VM.
+    pub index: usize,
+    /// Guest RAM IPA base.
     pub ram_ipa: u64,
     /// Host physical address of guest RAM.
     pub ram_pa: u64,
     /// Guest RAM size in bytes.
     pub ram_size: u64,
-    /// Stage-2 tables.
+    /// Stage-2 tables (not changed after creation).
     pub stage2: Stage2Table<FrameTables>,
     /// Emulated devices.
-    pub bus: MmioBus,
-    /// vCPUs (one until SMP lands).
+    pub bus: Mutex<MmioBus>,
+    /// vCPUs.
     pub vcpus: Vec<Vcpu>,
-    /// Exits by reason.
-    pub stats: ExitStats,
+    /// Set once when the VM stops.
+    pub end: Mutex<Option<VmEnd>>,
+    /// Fast check of `end.is_some()`.
+    pub ended: AtomicBool,
+    /// Where kernel/dtb/initrd went (for restart).
+    pub layout: GuestLayout,
+    /// Its powering off ends the whole machine.
+    pub ends_all: bool,
 }
 
 /// Guest console output: whole lines to the hypervisor console.
@@ -85,10 +134,23 @@ pub struct VmParams<'a> {
     pub midr: u64,
 }
 
+/// Largest number of vCPUs per VM.
+pub const MAX_VCPUS: u32 = 64;
+
+/// The MPIDR affinity of vCPU `i`: Aff0 = i % 16, Aff1 = i / 16 (16 per cluster, like
+/// GICv3's SGI target lists).
+pub fn vcpu_mpidr(i: usize) -> u64 {
+    ((i as u64 / 16) << 8) | (i as u64 % 16)
+}
+
 impl Vm {
-    /// Allocates RAM, builds stage 2, loads kernel/initrd/device tree and creates vCPU 0.
+    /// Allocates RAM, builds stage 2, loads kernel/initrd/device tree and creates the vCPUs
+    /// (vCPU 0 on, the others off until PSCI `CPU_ON`).
     pub fn create(p: VmParams<'_>) -> Result<Vm, VmError> {
         let spec = p.spec;
+        if spec.vcpus == 0 || spec.vcpus > MAX_VCPUS {
+            return Err(VmError::Config("vCPU count must be 1..=64"));
+        }
         let ram_size = spec.mem_bytes.next_multiple_of(2 << 20);
         let kernel = loader::inspect(spec.kernel).map_err(VmError::Load)?;
         let layout_plan = loader::plan(
@@ -99,25 +161,19 @@ impl Vm {
         )
         .map_err(VmError::Load)?;
         let ram_pa = frames::alloc_zeroed(ram_size).ok_or(VmError::OutOfMemory)?;
-        let mut stage2 = Stage2Table::new(p.s2cfg, FrameTables).map_err(VmError::Stage2)?;
-        stage2
-            .map(layout::RAM_BASE, ram_pa, ram_size, S2Attrs::RAM)
-            .map_err(VmError::Stage2)?;
-
-        let mut vm = Vm {
-            name: String::from(spec.name),
-            ram_ipa: layout::RAM_BASE,
-            ram_pa,
-            ram_size,
-            stage2,
-            bus: MmioBus::new(),
-            vcpus: Vec::new(),
-            stats: ExitStats::default(),
+        let mut stage2 = match Stage2Table::new(p.s2cfg, FrameTables) {
+            Ok(s) => s,
+            Err(e) => {
+                frames::free(ram_pa, ram_size);
+                return Err(VmError::Stage2(e));
+            }
         };
-        vm.copy_in(layout_plan.kernel, spec.kernel)?;
-        if let (Some(initrd), Some((start, _))) = (spec.initrd, layout_plan.initrd) {
-            vm.copy_in(start, initrd)?;
+        if let Err(e) = stage2.map(layout::RAM_BASE, ram_pa, ram_size, S2Attrs::RAM) {
+            frames::free(ram_pa, ram_size);
+            return Err(VmError::Stage2(e));
         }
+        let vmid = (p.index + 1) as u16;
+        let vttbr = stage2.vttbr(vmid);
 
         let out: Box<dyn UartOutput> = if p.prefix_console {
             Box::new(LinePrefixer::new(spec.name, ConsoleOut))
@@ -126,20 +182,69 @@ impl Vm {
         };
         let mut uart = Pl011::new(out);
         uart.set_log_hook(log_pl011);
-        vm.bus
-            .add(
-                layout::UART_BASE,
-                layout::UART_SIZE,
-                "pl011",
-                Box::new(uart),
-            )
-            .map_err(|_| VmError::Fdt)?;
+        let mut bus = MmioBus::new();
+        bus.add(
+            layout::UART_BASE,
+            layout::UART_SIZE,
+            "pl011",
+            Box::new(uart),
+        )
+        .map_err(|_| VmError::Config("MMIO layout overlap"))?;
 
-        let mpidr = 0u64;
+        let actlr = el2_core::read_sysreg!("actlr_el1");
+        let vcpus = (0..spec.vcpus as usize)
+            .map(|i| {
+                let mpidr = vcpu_mpidr(i);
+                let controls = VcpuControls {
+                    hcr_el2: p.hcr,
+                    vttbr_el2: vttbr,
+                    vmpidr_el2: (1 << 31) | mpidr,
+                    vpidr_el2: p.midr,
+                    cntvoff_el2: 0,
+                };
+                let mut ctx = VcpuContext::new_at(layout_plan.kernel, layout_plan.dtb, controls);
+                ctx.el1.actlr_el1 = actlr;
+                Vcpu {
+                    ctx: Mutex::new(ctx),
+                    mpidr,
+                    power: AtomicU8::new(if i == 0 { Power::On } else { Power::Off } as u8),
+                    boot: Mutex::new((0, 0)),
+                    wake: AtomicBool::new(false),
+                    blocked: AtomicBool::new(false),
+                    owner: AtomicUsize::new(0),
+                    stats: Mutex::new(ExitStats::default()),
+                }
+            })
+            .collect();
+
+        let vm = Vm {
+            name: String::from(spec.name),
+            index: p.index,
+            ram_ipa: layout::RAM_BASE,
+            ram_pa,
+            ram_size,
+            stage2,
+            bus: Mutex::new(bus),
+            vcpus,
+            end: Mutex::new(None),
+            ended: AtomicBool::new(false),
+            layout: layout_plan,
+            ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
+        };
+        vm.load_images(spec)?;
+        Ok(vm)
+    }
+
+    /// Copies kernel and initrd into guest RAM and writes the guest device tree.
+    pub fn load_images(&self, spec: &vmpkg::VmSpec<'_>) -> Result<(), VmError> {
+        self.copy_in(self.layout.kernel, spec.kernel)?;
+        if let (Some(initrd), Some((start, _))) = (spec.initrd, self.layout.initrd) {
+            self.copy_in(start, initrd)?;
+        }
         let fdt_cfg = GuestFdtConfig {
             ram_base: layout::RAM_BASE,
-            ram_size,
-            cpu_mpidrs: alloc::vec![mpidr],
+            ram_size: self.ram_size,
+            cpu_mpidrs: self.vcpus.iter().map(|v| v.mpidr).collect(),
             uart: Some(UartNode {
                 base: layout::UART_BASE,
                 size: layout::UART_SIZE,
@@ -147,31 +252,23 @@ impl Vm {
             }),
             gic: None,
             bootargs: String::from(spec.cmdline),
-            initrd: layout_plan.initrd,
+            initrd: self.layout.initrd,
             ..GuestFdtConfig::default()
         };
         let dtb = guest_fdt::build(&fdt_cfg).map_err(|_| VmError::Fdt)?;
         if dtb.len() as u64 > loader::DTB_RESERVE {
             return Err(VmError::Fdt);
         }
-        vm.copy_in(layout_plan.dtb, &dtb)?;
+        self.copy_in(self.layout.dtb, &dtb)
+    }
 
-        let vmid = (p.index + 1) as u16;
-        let controls = VcpuControls {
-            hcr_el2: p.hcr,
-            vttbr_el2: vm.stage2.vttbr(vmid),
-            vmpidr_el2: (1 << 31) | mpidr,
-            vpidr_el2: p.midr,
-            cntvoff_el2: 0,
-        };
-        let mut ctx = VcpuContext::new_at(layout_plan.kernel, layout_plan.dtb, controls);
-        ctx.el1.actlr_el1 = el2_core::read_sysreg!("actlr_el1");
-        vm.vcpus.push(Vcpu { ctx, mpidr });
-        Ok(vm)
+    /// Is `ipa` inside the VM's RAM?
+    pub fn ram_contains(&self, ipa: u64) -> bool {
+        ipa >= self.ram_ipa && ipa - self.ram_ipa < self.ram_size
     }
 
     /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).
-    pub fn copy_in(&mut self, ipa: u64, data: &[u8]) -> Result<(), VmError> {
+    pub fn copy_in(&self, ipa: u64, data: &[u8]) -> Result<(), VmError> {
         let off = ipa
             .checked_sub(self.ram_ipa)
             .ok_or(VmError::Load(LoadError::DoesNotFit))?;
@@ -183,7 +280,7 @@ impl Vm {
         }
         // SAFETY: [ram_pa + off, ram_pa + end) lies inside this VM's RAM, which it owns and
         // which is identity-mapped in the hypervisor; `data` does not overlap it (it is in
-        // the package or the heap).
+        // the package or the heap). Only called while no vCPU of this VM runs.
         unsafe {
             core::ptr::copy_nonoverlapping(
                 data.as_ptr(),
@@ -192,6 +289,26 @@ impl Vm {
             )
         };
         Ok(())
+    }
+
+    /// Records how the VM ended (first caller wins). Returns true for the first caller.
+    pub fn finish(&self, how: VmEnd) -> bool {
+        let mut end = self.end.lock();
+        if end.is_some() {
+            return false;
+        }
+        *end = Some(how);
+        self.ended.store(true, Ordering::Release);
+        true
+    }
+
+    /// The sum of all vCPUs' exit counters.
+    pub fn total_stats(&self) -> ExitStats {
+        let mut total = ExitStats::default();
+        for v in &self.vcpus {
+            total.add(&v.stats.lock());
+        }
+        total
     }
 }
 

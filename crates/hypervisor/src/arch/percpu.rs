@@ -1,0 +1,74 @@
+//! Per-physical-CPU data, reached through `TPIDR_EL2`.
+
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use el2_core::{read_sysreg, write_sysreg};
+
+/// Largest number of physical CPUs the hypervisor drives.
+pub const MAX_CPUS: usize = 128;
+
+/// Data owned by one physical CPU.
+pub struct PerCpu {
+    /// Linear index (0 = boot CPU), the order of the host device tree.
+    pub index: usize,
+    /// `MPIDR_EL1` affinity of this CPU.
+    pub mpidr: u64,
+    /// GICv2 CPU-interface number (SGI target), 0 on GICv3.
+    pub gic_cpu_if: u8,
+    /// The CPU has finished bring-up and runs its scheduler loop.
+    pub online: AtomicBool,
+    /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
+    pub slice_end: AtomicU64,
+}
+
+/// Every CPU's `PerCpu`, indexed by linear index (set before the CPU starts).
+static CPUS: spin::Once<alloc::vec::Vec<&'static PerCpu>> = spin::Once::new();
+
+/// Creates per-CPU data for all CPUs (boot CPU, once). `gic_cpu_if` is filled in by each
+/// CPU's GIC setup through [`set_gic_cpu_if`].
+pub fn init_all(mpidrs: &[u64]) {
+    CPUS.call_once(|| {
+        mpidrs
+            .iter()
+            .enumerate()
+            .map(|(index, &mpidr)| {
+                &*Box::leak(Box::new(PerCpu {
+                    index,
+                    mpidr,
+                    gic_cpu_if: 0,
+                    online: AtomicBool::new(false),
+                    slice_end: AtomicU64::new(0),
+                }))
+            })
+            .collect()
+    });
+}
+
+/// All CPUs.
+pub fn all() -> &'static [&'static PerCpu] {
+    CPUS.get().map(|v| v.as_slice()).unwrap_or(&[])
+}
+
+/// Makes `TPIDR_EL2` point at CPU `index`'s data; records its GICv2 interface number.
+pub fn set_current(index: usize, gic_cpu_if: u8) {
+    if let Some(cpu) = all().get(index) {
+        let p = *cpu as *const PerCpu as *mut PerCpu;
+        // SAFETY: only this CPU writes its own `gic_cpu_if`, before it is online and
+        // before any other CPU reads it (kicks target online CPUs only).
+        unsafe { (*p).gic_cpu_if = gic_cpu_if };
+        write_sysreg!("tpidr_el2", p as u64);
+    }
+}
+
+/// This CPU's data.
+pub fn current() -> &'static PerCpu {
+    let p = read_sysreg!("tpidr_el2") as *const PerCpu;
+    // SAFETY: TPIDR_EL2 is set by `set_current` to a leaked, never-freed PerCpu before
+    // any code calls `current`.
+    unsafe { &*p }
+}
+
+/// Marks this CPU online.
+pub fn mark_online() {
+    current().online.store(true, Ordering::Release);
+}

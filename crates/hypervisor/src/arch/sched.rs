@@ -1,0 +1,240 @@
+//! The EL2 scheduler: every vCPU is a thread owned by one physical CPU. With at most one
+//! vCPU per physical CPU the assignment is a static 1:1 pinning (lowest latency, like a
+//! partitioning hypervisor); when vCPUs outnumber CPUs, each CPU round-robins its vCPUs
+//! with a fixed time slice enforced by the EL2 physical timer. A vCPU in WFI is not
+//! runnable until something kicks it (PSCI `CPU_ON`, an interrupt for it, a timer).
+//! Cross-CPU kicks are physical SGIs.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use spin::{Mutex, Once};
+
+use super::run::{run_vcpu, VmEnd};
+use super::vm::{Power, Vm};
+use super::{gic, percpu, power, timer};
+
+/// Length of a time slice when a CPU multiplexes several vCPUs.
+pub const TIME_SLICE_US: u64 = 10_000;
+
+/// A vCPU as a schedulable thread.
+#[derive(Clone)]
+pub struct Thread {
+    /// Its VM.
+    pub vm: Arc<Vm>,
+    /// Index of the vCPU in the VM.
+    pub vcpu: usize,
+}
+
+struct CpuQueue {
+    threads: Mutex<Vec<Thread>>,
+    cursor: AtomicUsize,
+}
+
+struct Scheduler {
+    queues: Vec<CpuQueue>,
+    vms: Vec<Arc<Vm>>,
+}
+
+static SCHED: Once<Scheduler> = Once::new();
+
+/// Distributes all vCPUs of `vms` over the online CPUs and records the VMs. Boot CPU, once.
+pub fn init(vms: Vec<Arc<Vm>>) {
+    let online: Vec<usize> = percpu::all()
+        .iter()
+        .filter(|c| c.online.load(Ordering::Acquire))
+        .map(|c| c.index)
+        .collect();
+    let ncpus = percpu::all().len().max(1);
+    let queues: Vec<CpuQueue> = (0..ncpus)
+        .map(|_| CpuQueue {
+            threads: Mutex::new(Vec::new()),
+            cursor: AtomicUsize::new(0),
+        })
+        .collect();
+    let mut n = 0;
+    for vm in &vms {
+        for (i, v) in vm.vcpus.iter().enumerate() {
+            let cpu = online[n % online.len()];
+            n += 1;
+            v.owner.store(cpu + 1, Ordering::Release);
+            queues[cpu].threads.lock().push(Thread {
+                vm: vm.clone(),
+                vcpu: i,
+            });
+        }
+    }
+    let threads = n;
+    crate::hv_log!(
+        "scheduler: {threads} vCPU(s) on {} CPU(s): {}",
+        online.len(),
+        if threads <= online.len() {
+            "pinned 1:1"
+        } else {
+            "time-sliced round robin"
+        }
+    );
+    SCHED.call_once(|| Scheduler { queues, vms });
+}
+
+/// Kicks a vCPU: it re-evaluates WFI, and the CPU that owns it is interrupted (if it is
+/// another CPU) so it notices at once.
+pub fn kick(vm: &Vm, vcpu: usize) {
+    let Some(v) = vm.vcpus.get(vcpu) else { return };
+    v.wake.store(true, Ordering::Release);
+    kick_cpu(v.owner.load(Ordering::Acquire).wrapping_sub(1));
+}
+
+/// Interrupts physical CPU `index` (no-op for the current CPU).
+pub fn kick_cpu(index: usize) {
+    let me = percpu::current().index;
+    if index == me {
+        return;
+    }
+    if let Some(cpu) = percpu::all().get(index) {
+        if cpu.online.load(Ordering::Acquire) {
+            gic::kick(cpu.mpidr, cpu.gic_cpu_if);
+        }
+    }
+}
+
+/// Interrupts every other online CPU.
+pub fn kick_all_cpus() {
+    for c in percpu::all() {
+        kick_cpu(c.index);
+    }
+}
+
+fn runnable(t: &Thread) -> bool {
+    let v = &t.vm.vcpus[t.vcpu];
+    if t.vm.ended.load(Ordering::Acquire) {
+        return false;
+    }
+    match v.power() {
+        Power::Off => false,
+        Power::OnPending => true,
+        Power::On => !v.blocked.load(Ordering::Acquire) || v.wake.load(Ordering::Acquire),
+    }
+}
+
+/// What happened among the host interrupts drained on this CPU.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostEvents {
+    /// The EL2 timer fired (slice end or software timer).
+    pub timer: bool,
+    /// Another CPU kicked this one.
+    pub kicked: bool,
+}
+
+/// Acknowledges and handles every pending host interrupt on this CPU.
+pub fn drain_host_irqs() -> HostEvents {
+    let mut ev = HostEvents::default();
+    while let Some(a) = gic::ack() {
+        match a.intid() {
+            gic::SGI_KICK => ev.kicked = true,
+            gic::PPI_HYP_TIMER => {
+                timer::disarm();
+                ev.timer = true;
+            }
+            other => crate::hv_warn!("unexpected host interrupt {other}"),
+        }
+        gic::eoi(a);
+        gic::deactivate(a);
+    }
+    ev
+}
+
+/// The scheduler loop of one physical CPU. Never returns.
+pub fn cpu_loop() -> ! {
+    let me = percpu::current();
+    loop {
+        drain_host_irqs();
+        let Some(sched) = SCHED.get() else {
+            wait_for_interrupt();
+            continue;
+        };
+        let queue = &sched.queues[me.index];
+        if let Some((thread, shared)) = pick(queue) {
+            run_vcpu(&thread, shared);
+            continue;
+        }
+        if me.index == 0 && machine_done(sched) {
+            finish_machine(sched);
+        }
+        wait_for_interrupt();
+    }
+}
+
+fn pick(q: &CpuQueue) -> Option<(Thread, bool)> {
+    let threads = q.threads.lock();
+    let n = threads.len();
+    let start = q.cursor.load(Ordering::Relaxed);
+    for k in 0..n {
+        let i = (start + k) % n;
+        if runnable(&threads[i]) {
+            q.cursor.store(i + 1, Ordering::Relaxed);
+            let shared = threads
+                .iter()
+                .filter(|t| !t.vm.ended.load(Ordering::Acquire))
+                .count()
+                > 1;
+            return Some((threads[i].clone(), shared));
+        }
+    }
+    None
+}
+
+/// Another runnable thread waits on this CPU's queue (used to decide whether a slice ends).
+pub fn others_runnable(current: &Thread) -> bool {
+    let Some(sched) = SCHED.get() else {
+        return false;
+    };
+    let q = &sched.queues[percpu::current().index];
+    let threads = q.threads.lock();
+    threads
+        .iter()
+        .any(|t| !(Arc::ptr_eq(&t.vm, &current.vm) && t.vcpu == current.vcpu) && runnable(t))
+}
+
+fn machine_done(s: &Scheduler) -> bool {
+    s.vms.iter().all(|vm| vm.ended.load(Ordering::Acquire))
+        || s.vms
+            .iter()
+            .any(|vm| vm.ends_all && vm.ended.load(Ordering::Acquire))
+}
+
+fn finish_machine(s: &Scheduler) -> ! {
+    let mut status = 0;
+    for vm in &s.vms {
+        let end = *vm.end.lock();
+        crate::hv_log!("{}: {:?}; exits: {}", vm.name, end, vm.total_stats());
+        for (i, v) in vm.vcpus.iter().enumerate() {
+            if vm.vcpus.len() > 1 {
+                crate::hv_log!("{}:   vcpu{} exits: {}", vm.name, i, v.stats.lock());
+            }
+        }
+        let code = match end {
+            Some(VmEnd::PowerOff) | None => 0,
+            Some(VmEnd::Reset) => 1,
+            Some(VmEnd::Crashed) => 2,
+        };
+        if status == 0 {
+            status = code;
+        }
+    }
+    crate::hv_log!(
+        "all VMs stopped; {}",
+        if status == 0 {
+            "powering off"
+        } else {
+            "exiting with failure"
+        }
+    );
+    power::exit(status)
+}
+
+fn wait_for_interrupt() {
+    // SAFETY: WFI with interrupts masked at PSTATE still wakes on a pending interrupt,
+    // which the loop then drains; no memory effects.
+    unsafe { core::arch::asm!("dsb sy", "wfi", options(nomem, nostack)) };
+}
