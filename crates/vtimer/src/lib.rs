@@ -1,0 +1,98 @@
+//! Generic-timer virtualization (Arm ARM D11 "The Generic Timer"), as a pure model.
+//!
+//! - [`TimerState`]: the `CNTx_CTL`/`CNTx_CVAL`/`CNTx_TVAL` semantics of one timer
+//!   (`ISTATUS`, `IMASK`, the signed 32-bit `TVAL` view, when the output is asserted).
+//! - [`PhysTimer`]: the guest's EL1 physical timer (`CNTP_*_EL0`), emulated because
+//!   `CNTHCTL_EL2.EL1PCEN` traps it: the hypervisor's own timer stands in for it.
+//! - [`VmCounter`]: the per-VM virtual-counter offset (`CNTVOFF_EL2`) so every VM's
+//!   virtual counter starts near zero and agrees across its vCPUs.
+//! - [`wake_deadline`]: when a vCPU blocked in WFI must be woken for its timers.
+//!
+//! No hardware access here: the hypervisor reads the counter and passes `now`. Which timer
+//! is direct (virtual: the guest programs `CNTV_*` in hardware, expiry arrives as PPI 27
+//! and is forwarded through a hardware-mapped list register) and which is emulated
+//! (physical: PPI 30) follows KVM's `get_timer_map()` for a non-nested guest.
+#![cfg_attr(not(test), no_std)]
+
+mod phys;
+mod state;
+
+pub use phys::{PhysTimer, PhysTimerReg};
+pub use state::{TimerState, CTL_ENABLE, CTL_IMASK, CTL_ISTATUS};
+
+/// INTID of the EL1 virtual timer PPI on every Arm platform that follows SBSA/BSA.
+pub const VIRT_TIMER_PPI: u32 = 27;
+/// INTID of the non-secure EL1 physical timer PPI.
+pub const PHYS_TIMER_PPI: u32 = 30;
+
+/// A VM's virtual-counter offset: `CNTVCT = CNTPCT - CNTVOFF`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmCounter {
+    /// `CNTVOFF_EL2` for every vCPU of the VM.
+    pub cntvoff: u64,
+}
+
+impl VmCounter {
+    /// A counter that reads 0 at physical counter value `now` (VM creation).
+    pub fn starting_at(now: u64) -> Self {
+        Self { cntvoff: now }
+    }
+
+    /// The guest's virtual counter at physical counter value `now`.
+    pub fn virtual_now(&self, now: u64) -> u64 {
+        now.wrapping_sub(self.cntvoff)
+    }
+
+    /// The physical counter value at which the virtual counter reaches `vcount`.
+    pub fn physical_at(&self, vcount: u64) -> u64 {
+        vcount.wrapping_add(self.cntvoff)
+    }
+}
+
+/// The physical-counter time at which a vCPU waiting in WFI must be woken for its timers,
+/// or `None` if neither timer can fire. `vtimer` holds the saved `CNTV_CTL_EL0`/`CVAL`
+/// (compared against the virtual counter), `ptimer` the emulated physical timer.
+pub fn wake_deadline(vtimer: &TimerState, counter: &VmCounter, ptimer: &PhysTimer) -> Option<u64> {
+    let v = vtimer.deadline().map(|cval| counter.physical_at(cval));
+    let p = ptimer.state().deadline();
+    match (v, p) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_arithmetic() {
+        let c = VmCounter::starting_at(1_000_000);
+        assert_eq!(c.virtual_now(1_000_000), 0);
+        assert_eq!(c.virtual_now(1_000_500), 500);
+        assert_eq!(c.physical_at(500), 1_000_500);
+        // Two VMs created at different times have independent virtual counters.
+        let d = VmCounter::starting_at(2_000_000);
+        assert_eq!(c.virtual_now(2_000_000), 1_000_000);
+        assert_eq!(d.virtual_now(2_000_000), 0);
+    }
+
+    #[test]
+    fn deadlines() {
+        let c = VmCounter::starting_at(100);
+        let mut v = TimerState::default();
+        let p = PhysTimer::default();
+        assert_eq!(wake_deadline(&v, &c, &p), None);
+        v.ctl = CTL_ENABLE;
+        v.cval = 50;
+        assert_eq!(wake_deadline(&v, &c, &p), Some(150));
+        v.ctl |= CTL_IMASK; // masked: the interrupt cannot wake the vCPU
+        assert_eq!(wake_deadline(&v, &c, &p), None);
+        let mut p = PhysTimer::default();
+        p.write(PhysTimerReg::Cval, 120, 0);
+        p.write(PhysTimerReg::Ctl, CTL_ENABLE, 0);
+        assert_eq!(wake_deadline(&v, &c, &p), Some(120));
+        v.ctl = CTL_ENABLE;
+        assert_eq!(wake_deadline(&v, &c, &p), Some(120));
+    }
+}
