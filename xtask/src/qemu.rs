@@ -69,12 +69,19 @@ impl QemuConfig {
         args.push("-initrd".into());
         args.push(self.initrd.clone().into());
         args.push("-append".into());
-        args.push(format!("backend={}", self.backend.name()).into());
+        args.push(self.hypervisor_cmdline().into());
         if self.gdb {
             args.push("-s".into());
             args.push("-S".into());
         }
         args
+    }
+
+    /// The hypervisor's command line: the backend, and `exit=semihosting` so it ends QEMU
+    /// with a status code (we always start QEMU with `-semihosting`; on hardware the
+    /// hypervisor's default is PSCI).
+    pub fn hypervisor_cmdline(&self) -> String {
+        format!("backend={} exit=semihosting", self.backend.name())
     }
 
     /// The command line as one string, for messages.
@@ -441,7 +448,7 @@ mod tests {
             args(&cfg()),
             "-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on -smp 2 -m 384M \
              -nographic -semihosting -kernel target/images/hypervisor.bin \
-             -initrd target/images/package.bin -append backend=nvhe"
+             -initrd target/images/package.bin -append backend=nvhe exit=semihosting"
         );
         let mut c = cfg();
         c.cpu = Cpu::CortexA57;
@@ -453,7 +460,10 @@ mod tests {
         assert!(a.contains("gic-version=2"), "{a}");
         assert!(a.contains("-cpu cortex-a57 "), "{a}");
         assert!(a.contains("-m 385M"), "{a}");
-        assert!(a.ends_with("-append backend=auto -s -S"), "{a}");
+        assert!(
+            a.ends_with("-append backend=auto exit=semihosting -s -S"),
+            "{a}"
+        );
     }
 
     #[test]
