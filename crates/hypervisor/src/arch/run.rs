@@ -194,6 +194,8 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     drop(ctx);
     if vm.ended.load(Ordering::Acquire) {
         maybe_restart(t);
+        // The boot CPU decides when the machine is done; tell it this vCPU has left.
+        sched::kick_cpu(0);
     }
 }
 
