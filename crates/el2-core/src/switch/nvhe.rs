@@ -68,6 +68,9 @@ impl WorldSwitch for NonVhe {
     }
 
     unsafe fn vcpu_put(&self, vcpu: &mut VcpuContext) {
+        // The guest's CNTV_* were saved at the last exit; stop its timer so it cannot fire
+        // while the vCPU is not loaded (a software timer stands in for it).
+        write_sysreg!("cntv_ctl_el0", 0);
         if vcpu.fp_loaded {
             fp::save(&mut vcpu.fp);
             vcpu.fp_loaded = false;

@@ -53,6 +53,9 @@ impl WorldSwitch for Vhe {
 
     unsafe fn vcpu_put(&self, vcpu: &mut VcpuContext) {
         sysreg::save_el1_vhe(&mut vcpu.el1);
+        // Stop the guest's virtual timer (CNTV_CTL_EL02) while the vCPU is not loaded; a
+        // software timer stands in for it.
+        write_sysreg!("s3_5_c14_c3_1", 0);
         if self.pauth {
             sysreg::save_pauth(&mut vcpu.pauth);
         }

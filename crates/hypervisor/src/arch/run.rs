@@ -17,8 +17,9 @@ use super::sched::{self, Thread};
 use super::stats::{ExitReason, ExitStats};
 use super::sysregs;
 use super::timer;
-use super::vm::{Power, Vm};
+use super::vm::{Power, VcpuRun, Vm};
 use crate::bootargs::ResetPolicy;
+use vtimer::{PhysTimer, TimerState};
 
 /// How a VM ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,46 +123,46 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let sw = cfg.switch;
     let vm = &*t.vm;
     let vcpu = &vm.vcpus[t.vcpu];
-    let mut ctx = vcpu.ctx.lock();
+    let mut guard = vcpu.state.lock();
+    let VcpuRun { ctx, ptimer } = &mut *guard;
     if vcpu.power() == Power::OnPending {
         let (entry, context_id) = *vcpu.boot.lock();
         ctx.reset_to(entry, context_id);
+        ptimer.reset();
         vcpu.power.store(Power::On as u8, Ordering::Release);
     }
     vcpu.blocked.store(false, Ordering::Release);
     vcpu.wake.store(false, Ordering::Release);
-    let slice_end = shared.then(|| {
-        let end = timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US);
-        timer::arm(end);
-        end
-    });
+    vcpu.wake_at.store(0, Ordering::Release);
+    let mut slice_end = shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
+    program_timer(slice_end, ptimer);
     let mut stats = ExitStats::default();
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
-    unsafe { sw.vcpu_load(&mut ctx) };
+    unsafe { sw.vcpu_load(ctx) };
     loop {
         if vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
             break;
         }
         // SAFETY: loaded above on this CPU.
-        let raw = unsafe { sw.run(&mut ctx) };
+        let raw = unsafe { sw.run(ctx) };
         let next = match raw.kind {
             ExitKind::Irq | ExitKind::Fiq => {
                 stats.count(ExitReason::Irq);
-                let ev = sched::drain_host_irqs();
-                match slice_end {
+                sched::drain_host_irqs();
+                let next = match slice_end {
                     Some(end) if timer::now() >= end => {
                         if sched::others_runnable(t) {
                             Next::Yield
                         } else {
-                            timer::arm(timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
+                            slice_end =
+                                Some(timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
                             Next::Continue
                         }
                     }
-                    _ => {
-                        let _ = ev;
-                        Next::Continue
-                    }
-                }
+                    _ => Next::Continue,
+                };
+                program_timer(slice_end, ptimer);
+                next
             }
             ExitKind::SError => {
                 crate::hv_warn!(
@@ -178,7 +179,9 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
                     far: raw.far,
                     hpfar: raw.hpfar,
                 };
-                handle_sync(&info, vm, t.vcpu, &mut ctx, &mut stats, sw)
+                let next = handle_sync(&info, vm, t.vcpu, ctx, ptimer, &mut stats, sw);
+                program_timer(slice_end, ptimer);
+                next
             }
         };
         if let Next::Yield = next {
@@ -186,16 +189,31 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         }
     }
     // SAFETY: the vCPU loaded on this CPU.
-    unsafe { sw.vcpu_put(&mut ctx) };
-    if slice_end.is_some() {
-        timer::disarm();
+    unsafe { sw.vcpu_put(ctx) };
+    timer::disarm();
+    if vcpu.blocked.load(Ordering::Acquire) {
+        let vt = TimerState {
+            ctl: ctx.el1.cntv_ctl_el0,
+            cval: ctx.el1.cntv_cval_el0,
+        };
+        let at = vtimer::wake_deadline(&vt, &vm.counter, ptimer).unwrap_or(0);
+        vcpu.wake_at.store(at, Ordering::Release);
     }
     vcpu.stats.lock().add(&stats);
-    drop(ctx);
+    drop(guard);
     if vm.ended.load(Ordering::Acquire) {
         maybe_restart(t);
         // The boot CPU decides when the machine is done; tell it this vCPU has left.
         sched::kick_cpu(0);
+    }
+}
+
+/// Arms the EL2 timer for the earlier of the slice end and the emulated physical timer.
+fn program_timer(slice_end: Option<u64>, ptimer: &PhysTimer) {
+    match (slice_end, ptimer.state().deadline()) {
+        (Some(a), Some(b)) => timer::arm(a.min(b)),
+        (Some(a), None) | (None, Some(a)) => timer::arm(a),
+        (None, None) => timer::disarm(),
     }
 }
 
@@ -204,6 +222,7 @@ fn handle_sync(
     vm: &Vm,
     me: usize,
     ctx: &mut VcpuContext,
+    ptimer: &mut PhysTimer,
     stats: &mut ExitStats,
     sw: &dyn WorldSwitch,
 ) -> Next {
@@ -228,7 +247,7 @@ fn handle_sync(
         }
         Exit::SysReg(acc) => {
             stats.count(ExitReason::SysReg);
-            match sysregs::emulate(&acc, ctx) {
+            match sysregs::emulate(&acc, ctx, ptimer) {
                 Ok(()) => inject::skip_instruction(ctx, info.esr),
                 Err(why) => {
                     crate::hv_warn!(
@@ -387,7 +406,7 @@ fn maybe_restart(t: &Thread) {
         return;
     }
     // Only proceed when every vCPU lock is free (no other CPU is inside the VM).
-    let guards: Option<alloc::vec::Vec<_>> = vm.vcpus.iter().map(|v| v.ctx.try_lock()).collect();
+    let guards: Option<alloc::vec::Vec<_>> = vm.vcpus.iter().map(|v| v.state.try_lock()).collect();
     let Some(mut guards) = guards else { return };
     let Some(spec) = cfg.specs.get(vm.index) else {
         return;
@@ -396,8 +415,10 @@ fn maybe_restart(t: &Thread) {
         crate::hv_warn!("{}: cannot reload images; leaving it stopped", vm.name);
         return;
     }
-    for (i, (v, ctx)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
-        ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
+    for (i, (v, st)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
+        st.ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
+        st.ptimer.reset();
+        v.wake_at.store(0, Ordering::Release);
         v.power.store(
             if i == 0 { Power::On } else { Power::Off } as u8,
             Ordering::Release,

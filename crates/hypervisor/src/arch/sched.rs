@@ -113,7 +113,30 @@ fn runnable(t: &Thread) -> bool {
     match v.power() {
         Power::Off => false,
         Power::OnPending => true,
-        Power::On => !v.blocked.load(Ordering::Acquire) || v.wake.load(Ordering::Acquire),
+        Power::On => {
+            if !v.blocked.load(Ordering::Acquire) || v.wake.load(Ordering::Acquire) {
+                return true;
+            }
+            let at = v.wake_at.load(Ordering::Acquire);
+            at != 0 && timer::now() >= at
+        }
+    }
+}
+
+/// Arms the EL2 timer for the earliest timer of a vCPU blocked on this CPU, so the idle
+/// CPU wakes for it.
+fn arm_for_blocked(q: &CpuQueue) {
+    let earliest = q
+        .threads
+        .lock()
+        .iter()
+        .filter(|t| !t.vm.ended.load(Ordering::Acquire))
+        .map(|t| t.vm.vcpus[t.vcpu].wake_at.load(Ordering::Acquire))
+        .filter(|&at| at != 0)
+        .min();
+    match earliest {
+        Some(at) => timer::arm(at),
+        None => timer::disarm(),
     }
 }
 
@@ -161,6 +184,7 @@ pub fn cpu_loop() -> ! {
         if me.index == 0 && machine_done(sched) {
             finish_machine(sched);
         }
+        arm_for_blocked(queue);
         wait_for_interrupt();
     }
 }

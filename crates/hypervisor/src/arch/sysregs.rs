@@ -5,6 +5,7 @@
 use core::fmt;
 use el2_core::exit::SysRegAccess;
 use el2_core::vcpu::VcpuContext;
+use vtimer::{PhysTimer, PhysTimerReg};
 
 use crate::idregs::{self, IdPolicy, IdReg};
 
@@ -28,11 +29,25 @@ impl fmt::Display for Name<'_> {
 
 /// Emulates `acc`; on success the caller steps over the instruction. `Err` says why the
 /// access is refused (the caller logs and injects UNDEFINED).
-pub fn emulate(acc: &SysRegAccess, ctx: &mut VcpuContext) -> Result<(), &'static str> {
+pub fn emulate(
+    acc: &SysRegAccess,
+    ctx: &mut VcpuContext,
+    ptimer: &mut PhysTimer,
+) -> Result<(), &'static str> {
     let policy = POLICY.get().copied().unwrap_or(IdPolicy {
         pauth: false,
         ipa_parange: 2,
     });
+    if let Some(reg) = PhysTimerReg::from_encoding(acc.op0, acc.op1, acc.crn, acc.crm, acc.op2) {
+        // CNTP_*_EL0, trapped by CNTHCTL_EL2.EL1PCEN = 0: the emulated physical timer.
+        let now = super::timer::now();
+        if acc.is_read {
+            ctx.regs.write(acc.rt, ptimer.read(reg, now));
+        } else {
+            ptimer.write(reg, ctx.regs.read(acc.rt), now);
+        }
+        return Ok(());
+    }
     match (acc.op0, acc.op1, acc.crn, acc.crm, acc.op2) {
         (3, 0, 0, crm @ 1..=7, op2) => {
             if !acc.is_read {

@@ -5,11 +5,12 @@
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use el2_core::mmio::MmioBus;
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table};
+use vtimer::{PhysTimer, VmCounter};
 
 use super::frames::{self, FrameTables};
 use super::run::VmEnd;
@@ -46,10 +47,21 @@ pub enum Power {
     On = 2,
 }
 
+/// The state of a vCPU that only the physical CPU running it touches.
+pub struct VcpuRun {
+    /// Register state and EL2 controls.
+    pub ctx: VcpuContext,
+    /// The emulated EL1 physical timer.
+    pub ptimer: PhysTimer,
+}
+
 /// One virtual CPU of a VM.
 pub struct Vcpu {
-    /// Register state and EL2 controls; locked by the physical CPU running it.
-    pub ctx: Mutex<VcpuContext>,
+    /// Register state, locked by the physical CPU running it.
+    pub state: Mutex<VcpuRun>,
+    /// Physical-counter time at which a vCPU blocked in WFI must wake for its timers
+    /// (0 = no timer armed).
+    pub wake_at: AtomicU64,
     /// The vCPU's MPIDR affinity (what `VMPIDR_EL2` reports, without bit 31).
     pub mpidr: u64,
     /// PSCI power state ([`Power`] as u8).
@@ -103,6 +115,8 @@ pub struct Vm {
     pub layout: GuestLayout,
     /// Its powering off ends the whole machine.
     pub ends_all: bool,
+    /// The VM's virtual counter (`CNTVOFF_EL2`), shared by its vCPUs.
+    pub counter: VmCounter,
 }
 
 /// Guest console output: whole lines to the hypervisor console.
@@ -192,6 +206,7 @@ impl Vm {
         .map_err(|_| VmError::Config("MMIO layout overlap"))?;
 
         let actlr = el2_core::read_sysreg!("actlr_el1");
+        let counter = VmCounter::starting_at(super::timer::now());
         let vcpus = (0..spec.vcpus as usize)
             .map(|i| {
                 let mpidr = vcpu_mpidr(i);
@@ -200,12 +215,16 @@ impl Vm {
                     vttbr_el2: vttbr,
                     vmpidr_el2: (1 << 31) | mpidr,
                     vpidr_el2: p.midr,
-                    cntvoff_el2: 0,
+                    cntvoff_el2: counter.cntvoff,
                 };
                 let mut ctx = VcpuContext::new_at(layout_plan.kernel, layout_plan.dtb, controls);
                 ctx.el1.actlr_el1 = actlr;
                 Vcpu {
-                    ctx: Mutex::new(ctx),
+                    state: Mutex::new(VcpuRun {
+                        ctx,
+                        ptimer: PhysTimer::default(),
+                    }),
+                    wake_at: AtomicU64::new(0),
                     mpidr,
                     power: AtomicU8::new(if i == 0 { Power::On } else { Power::Off } as u8),
                     boot: Mutex::new((0, 0)),
@@ -230,6 +249,7 @@ impl Vm {
             ended: AtomicBool::new(false),
             layout: layout_plan,
             ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
+            counter,
         };
         vm.load_images(spec)?;
         Ok(vm)
