@@ -13,8 +13,8 @@ pub struct PerCpu {
     pub index: usize,
     /// `MPIDR_EL1` affinity of this CPU.
     pub mpidr: u64,
-    /// GICv2 CPU-interface number (SGI target), 0 on GICv3.
-    pub gic_cpu_if: u8,
+    /// What GIC setup found for this CPU (GICv2 interface number, GICv3 frame).
+    pub gic: super::gic::CpuGic,
     /// The CPU has finished bring-up and runs its scheduler loop.
     pub online: AtomicBool,
     /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
@@ -35,7 +35,7 @@ pub fn init_all(mpidrs: &[u64]) {
                 &*Box::leak(Box::new(PerCpu {
                     index,
                     mpidr,
-                    gic_cpu_if: 0,
+                    gic: super::gic::CpuGic::default(),
                     online: AtomicBool::new(false),
                     slice_end: AtomicU64::new(0),
                 }))
@@ -49,13 +49,13 @@ pub fn all() -> &'static [&'static PerCpu] {
     CPUS.get().map(|v| v.as_slice()).unwrap_or(&[])
 }
 
-/// Makes `TPIDR_EL2` point at CPU `index`'s data; records its GICv2 interface number.
-pub fn set_current(index: usize, gic_cpu_if: u8) {
+/// Makes `TPIDR_EL2` point at CPU `index`'s data; records what its GIC setup found.
+pub fn set_current(index: usize, gic: super::gic::CpuGic) {
     if let Some(cpu) = all().get(index) {
         let p = *cpu as *const PerCpu as *mut PerCpu;
-        // SAFETY: only this CPU writes its own `gic_cpu_if`, before it is online and
-        // before any other CPU reads it (kicks target online CPUs only).
-        unsafe { (*p).gic_cpu_if = gic_cpu_if };
+        // SAFETY: only this CPU writes its own `gic`, before it is online and before any
+        // other CPU reads it (kicks target online CPUs only).
+        unsafe { (*p).gic = gic };
         write_sysreg!("tpidr_el2", p as u64);
     }
 }

@@ -129,8 +129,8 @@ extern "C" fn hv_secondary_main(boot: &SecondaryBoot) -> ! {
     unsafe { mmu::enable_on_this_cpu(vhe) };
     cpu::init_el2(vtcr);
     let mpidr = percpu::all().get(index).map(|c| c.mpidr).unwrap_or(0);
-    let cpu_if = gic::init_cpu(mpidr);
-    percpu::set_current(index, cpu_if);
+    let g = gic::init_cpu(mpidr);
+    percpu::set_current(index, g);
     write_sysreg!("cnthp_ctl_el2", 2);
     percpu::mark_online();
     super::sched::cpu_loop()

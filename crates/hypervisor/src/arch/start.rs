@@ -237,8 +237,8 @@ fn main_with_mmu(
         mpidrs.insert(0, my_mpidr);
     }
     percpu::init_all(&mpidrs);
-    let cpu_if = gic::init_cpu(my_mpidr);
-    percpu::set_current(0, cpu_if);
+    let g = gic::init_cpu(my_mpidr);
+    percpu::set_current(0, g);
     timer::disarm();
     percpu::mark_online();
     let hcr_host = if backend == Backend::Vhe {

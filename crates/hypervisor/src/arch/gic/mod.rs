@@ -60,17 +60,53 @@ pub fn init(desc: &HostGic) {
     }
 }
 
+/// What per-CPU GIC setup found out about this CPU.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuGic {
+    /// GICv2 CPU-interface number (SGI target); 0 on GICv3.
+    pub cpu_if: u8,
+    /// GICv3 redistributor frame of this CPU; 0 on GICv2.
+    pub redist_frame: u64,
+}
+
 /// Per-CPU interface setup: enables the hypervisor's private interrupts on this CPU.
-/// Returns the CPU's GICv2 CPU-interface number (for SGI targeting), 0 on GICv3.
-pub fn init_cpu(mpidr: u64) -> u8 {
+pub fn init_cpu(mpidr: u64) -> CpuGic {
     let ppis = [SGI_KICK, PPI_MAINTENANCE, PPI_HYP_TIMER, PPI_VIRT_TIMER];
     match GIC.get() {
-        Some(Gic::V2(g)) => g.init_cpu(&ppis),
-        Some(Gic::V3(g)) => {
-            g.init_cpu(mpidr, &ppis);
-            0
+        Some(Gic::V2(g)) => CpuGic {
+            cpu_if: g.init_cpu(&ppis),
+            redist_frame: 0,
+        },
+        Some(Gic::V3(g)) => CpuGic {
+            cpu_if: 0,
+            redist_frame: g.init_cpu(mpidr, &ppis),
+        },
+        None => CpuGic::default(),
+    }
+}
+
+/// Whether private interrupt `intid` is active on this CPU.
+pub fn private_active(intid: u32) -> bool {
+    match GIC.get() {
+        Some(Gic::V2(g)) => g.private_active(intid),
+        Some(Gic::V3(_)) => {
+            v3::GicV3::private_active(crate::arch::percpu::current().gic.redist_frame, intid)
         }
-        None => 0,
+        None => false,
+    }
+}
+
+/// Sets or clears the active state of private interrupt `intid` on this CPU (used to keep
+/// a forwarded interrupt's physical active state with the vCPU it belongs to).
+pub fn set_private_active(intid: u32, active: bool) {
+    match GIC.get() {
+        Some(Gic::V2(g)) => g.set_private_active(intid, active),
+        Some(Gic::V3(_)) => v3::GicV3::set_private_active(
+            crate::arch::percpu::current().gic.redist_frame,
+            intid,
+            active,
+        ),
+        None => {}
     }
 }
 

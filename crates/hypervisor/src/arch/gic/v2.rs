@@ -14,6 +14,8 @@ register_structs! {
         (0x100 => isenabler: [ReadWrite<u32>; 32]),
         (0x180 => icenabler: [ReadWrite<u32>; 32]),
         (0x200 => _r1),
+        (0x300 => isactiver: [ReadWrite<u32>; 32]),
+        (0x380 => icactiver: [ReadWrite<u32>; 32]),
         (0x400 => ipriorityr: [ReadWrite<u32>; 255]),
         (0x7fc => _r2),
         (0x800 => itargetsr: [ReadWrite<u32>; 255]),
@@ -95,6 +97,20 @@ impl GicV2 {
         // GICD_ITARGETSR0..7 read as this CPU's own interface mask.
         let own = d.itargetsr[0].get() & 0xff;
         own.trailing_zeros().min(7) as u8
+    }
+
+    /// Whether private interrupt `intid` is active on this CPU (banked `GICD_ISACTIVER0`).
+    pub fn private_active(&self, intid: u32) -> bool {
+        self.d().isactiver[0].get() & (1 << intid) != 0
+    }
+
+    /// Sets or clears the active state of private interrupt `intid` on this CPU.
+    pub fn set_private_active(&self, intid: u32, active: bool) {
+        if active {
+            self.d().isactiver[0].set(1 << intid);
+        } else {
+            self.d().icactiver[0].set(1 << intid);
+        }
     }
 
     /// Reads `GICC_IAR`.

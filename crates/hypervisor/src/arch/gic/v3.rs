@@ -36,6 +36,10 @@ register_structs! {
         (0x0104 => _r2),
         (0x0180 => icenabler0: ReadWrite<u32>),
         (0x0184 => _r3),
+        (0x0300 => isactiver0: ReadWrite<u32>),
+        (0x0304 => _r4),
+        (0x0380 => icactiver0: ReadWrite<u32>),
+        (0x0384 => _r5),
         (0x0400 => ipriorityr: [ReadWrite<u32>; 8]),
         (0x0420 => @END),
     }
@@ -111,10 +115,31 @@ impl GicV3 {
         None
     }
 
+    /// Whether private interrupt `intid` is active on the CPU whose redistributor frame is
+    /// `frame` (`GICR_ISACTIVER0`).
+    pub fn private_active(frame: u64, intid: u32) -> bool {
+        // SAFETY: `frame` is this CPU's redistributor frame (from `init_cpu`), device-mapped.
+        let sgi = unsafe { &*((frame + 0x10000) as *const SgiRegs) };
+        sgi.isactiver0.get() & (1 << intid) != 0
+    }
+
+    /// Sets or clears the active state of private interrupt `intid`
+    /// (`GICR_ISACTIVER0` / `GICR_ICACTIVER0`).
+    pub fn set_private_active(frame: u64, intid: u32, active: bool) {
+        // SAFETY: as in `private_active`.
+        let sgi = unsafe { &*((frame + 0x10000) as *const SgiRegs) };
+        if active {
+            sgi.isactiver0.set(1 << intid);
+        } else {
+            sgi.icactiver0.set(1 << intid);
+        }
+    }
+
     /// Wakes this CPU's redistributor, enables `ppis`, and sets up the CPU interface with
-    /// split priority drop / deactivation.
-    pub fn init_cpu(&self, mpidr: u64, ppis: &[u32]) {
-        if let Some(frame) = self.find_frame(mpidr) {
+    /// split priority drop / deactivation. Returns the redistributor frame.
+    pub fn init_cpu(&self, mpidr: u64, ppis: &[u32]) -> u64 {
+        let found = self.find_frame(mpidr);
+        if let Some(frame) = found {
             // SAFETY: this CPU's own redistributor frame, device-mapped.
             let rd = unsafe { &*(frame as *const RdRegs) };
             rd.waker.set(rd.waker.get() & !WAKER_PS);
@@ -135,16 +160,22 @@ impl GicV3 {
         } else {
             crate::hv_warn!("no GICv3 redistributor for MPIDR {mpidr:#x}");
         }
-        write_sysreg!("s3_4_c12_c9_5", ICC_SRE_EL2_VALUE); // ICC_SRE_EL2
-                                                           // SAFETY: ISB makes the SRE change visible before ICC_* accesses.
+        // ICC_SRE_EL2
+        write_sysreg!("s3_4_c12_c9_5", ICC_SRE_EL2_VALUE);
+        // SAFETY: ISB makes the SRE change visible before ICC_* accesses.
         unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
-        write_sysreg!("s3_0_c4_c6_0", 0xff); // ICC_PMR_EL1
-        write_sysreg!("s3_0_c12_c12_3", 0); // ICC_BPR1_EL1
-        let ctlr = read_sysreg!("s3_0_c12_c12_4"); // ICC_CTLR_EL1
+        // ICC_PMR_EL1
+        write_sysreg!("s3_0_c4_c6_0", 0xff);
+        // ICC_BPR1_EL1
+        write_sysreg!("s3_0_c12_c12_3", 0);
+        // ICC_CTLR_EL1
+        let ctlr = read_sysreg!("s3_0_c12_c12_4");
         write_sysreg!("s3_0_c12_c12_4", ctlr | ICC_CTLR_EOIMODE);
-        write_sysreg!("s3_0_c12_c12_7", 1); // ICC_IGRPEN1_EL1
-                                            // SAFETY: as above.
+        // ICC_IGRPEN1_EL1
+        write_sysreg!("s3_0_c12_c12_7", 1);
+        // SAFETY: as above.
         unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
+        found.unwrap_or(0)
     }
 
     /// Reads `ICC_IAR1_EL1`.
@@ -178,8 +209,9 @@ impl GicV3 {
         // SAFETY: DSB ISHST makes prior memory writes (the kick flags) visible before the
         // SGI is generated.
         unsafe { core::arch::asm!("dsb ishst", options(nostack)) };
-        write_sysreg!("s3_0_c12_c11_5", v); // ICC_SGI1R_EL1
-                                            // SAFETY: ISB completes the system-register write.
+        // ICC_SGI1R_EL1
+        write_sysreg!("s3_0_c12_c11_5", v);
+        // SAFETY: ISB completes the system-register write.
         unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
     }
 }
