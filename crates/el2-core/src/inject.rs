@@ -150,7 +150,8 @@ mod tests {
         assert_eq!(exception_entry(0x3c4, 0x1000, span).0, 0x1000); // EL1t
         assert_eq!(exception_entry(0x0, 0x1000, span).0, 0x1400); // EL0 AArch64
         assert_eq!(exception_entry(0x10, 0x1000, span).0, 0x1600); // EL0 AArch32
-                                                                   // SPAN = 0 sets PAN on entry
+
+        // SPAN = 0 sets PAN on entry
         assert_eq!(exception_entry(0x0, 0, 0).1, 0x3c5 | PSTATE_PAN);
         assert_eq!(exception_entry(0x0, 0, span).1, 0x3c5);
     }

@@ -366,7 +366,8 @@ mod tests {
         assert_eq!(x0(run(h, CPU_ON_64, 0, 0x4008_0000, 0)), -4); // ALREADY_ON
         assert_eq!(x0(run(h, CPU_ON_64, 7, 0x4008_0000, 0)), -2); // no such CPU
         assert_eq!(x0(run(h, CPU_ON_64, 0x1_0000_0000, 0x1000, 0)), -9); // bad entry
-                                                                         // Non-affinity bits set in the MPIDR (e.g. bit 31 "RES1" or U bit 30) are invalid.
+
+        // Non-affinity bits set in the MPIDR (e.g. bit 31 "RES1" or U bit 30) are invalid.
         assert_eq!(x0(run(h, CPU_ON_64, 0x8000_0001, 0x4008_0000, 0)), -2);
         assert_eq!(x0(run(h, CPU_ON_64, 1 << 40, 0x4008_0000, 0)), -2);
     }
