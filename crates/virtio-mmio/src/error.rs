@@ -13,7 +13,11 @@ pub struct MemError {
 
 impl fmt::Display for MemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "guest memory access {:#x}+{:#x} outside RAM", self.gpa, self.len)
+        write!(
+            f,
+            "guest memory access {:#x}+{:#x} outside RAM",
+            self.gpa, self.len
+        )
     }
 }
 
@@ -69,7 +73,10 @@ impl fmt::Display for QueueError {
         match self {
             QueueError::Memory(e) => write!(f, "{e}"),
             QueueError::IndexOutOfRange { index, size } => {
-                write!(f, "descriptor index {index} out of range (table size {size})")
+                write!(
+                    f,
+                    "descriptor index {index} out of range (table size {size})"
+                )
             }
             QueueError::ChainTooLong => write!(f, "descriptor chain loops or is too long"),
             QueueError::ChainTooBig => write!(f, "descriptor chain describes too many bytes"),
@@ -84,7 +91,10 @@ impl fmt::Display for QueueError {
                 write!(f, "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC")
             }
             QueueError::AvailIndexJump { avail, next } => {
-                write!(f, "available index {avail} more than a queue ahead of {next}")
+                write!(
+                    f,
+                    "available index {avail} more than a queue ahead of {next}"
+                )
             }
             QueueError::BadRequest(what) => write!(f, "malformed request: {what}"),
         }

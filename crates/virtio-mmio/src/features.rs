@@ -8,7 +8,8 @@ pub const VIRTIO_F_EVENT_IDX: u64 = 1 << 29;
 pub const VIRTIO_F_VERSION_1: u64 = 1 << 32;
 
 /// Features every device of this crate offers on top of its own.
-pub const TRANSPORT_FEATURES: u64 = VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_VERSION_1;
+pub const TRANSPORT_FEATURES: u64 =
+    VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_VERSION_1;
 
 /// Device status bits as the driver writes them into `Status`.
 pub mod status {

@@ -157,7 +157,8 @@ impl<D: VirtioDevice, M: GuestMemory, I: InterruptLine> VirtioMmio<D, M, I> {
             check_config_access(offset, size_bytes)?;
             let mut buf = [0u8; 8];
             let n = usize::from(size_bytes);
-            self.device.read_config(offset - CONFIG_SPACE, &mut buf[..n]);
+            self.device
+                .read_config(offset - CONFIG_SPACE, &mut buf[..n]);
             return Ok(u64::from_le_bytes(buf));
         }
         check_register_access(offset, size_bytes)?;
@@ -228,11 +229,19 @@ impl<D: VirtioDevice, M: GuestMemory, I: InterruptLine> VirtioMmio<D, M, I> {
             }
             reg::QUEUE_DRIVER_LOW | reg::QUEUE_DRIVER_HIGH => {
                 let q = self.selected_for_setup(offset)?;
-                q.set_driver_area(set_half(q.driver_area(), offset == reg::QUEUE_DRIVER_HIGH, v));
+                q.set_driver_area(set_half(
+                    q.driver_area(),
+                    offset == reg::QUEUE_DRIVER_HIGH,
+                    v,
+                ));
             }
             reg::QUEUE_DEVICE_LOW | reg::QUEUE_DEVICE_HIGH => {
                 let q = self.selected_for_setup(offset)?;
-                q.set_device_area(set_half(q.device_area(), offset == reg::QUEUE_DEVICE_HIGH, v));
+                q.set_device_area(set_half(
+                    q.device_area(),
+                    offset == reg::QUEUE_DEVICE_HIGH,
+                    v,
+                ));
             }
             reg::QUEUE_READY => self.write_queue_ready(v)?,
             reg::QUEUE_NOTIFY => self.notify(v)?,
@@ -480,7 +489,7 @@ fn check_register_access(offset: u64, size: u8) -> Result<(), VirtioError> {
     if size != 4 {
         return Err(VirtioError::BadWidth { offset, size });
     }
-    if offset % 4 != 0 {
+    if !offset.is_multiple_of(4) {
         return Err(VirtioError::Unaligned { offset, size });
     }
     Ok(())
@@ -490,7 +499,7 @@ fn check_config_access(offset: u64, size: u8) -> Result<(), VirtioError> {
     if !matches!(size, 1 | 2 | 4 | 8) {
         return Err(VirtioError::BadWidth { offset, size });
     }
-    if offset % u64::from(size) != 0 {
+    if !offset.is_multiple_of(u64::from(size)) {
         return Err(VirtioError::Unaligned { offset, size });
     }
     if offset + u64::from(size) > MMIO_WINDOW_SIZE {

@@ -6,7 +6,9 @@ mod common;
 use common::*;
 use virtio_mmio::devices::rng::{RngDevice, XorShiftEntropy};
 use virtio_mmio::features::status;
-use virtio_mmio::queue::{Descriptor, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE};
+use virtio_mmio::queue::{
+    Descriptor, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE,
+};
 use virtio_mmio::regs::offset as reg;
 use virtio_mmio::{GuestMemory, QueueError, VirtioError};
 
@@ -30,7 +32,11 @@ fn multi_buffer_chain_and_wraparound() {
     for round in 0..40u32 {
         let head = ring.push(t.memory_mut(), &[(DATA, 3, true), (DATA + 64, 5, true)]);
         ring.notify(&mut t).unwrap();
-        assert_eq!(ring.pop_used(t.memory()), Some((u32::from(head), 8)), "round {round}");
+        assert_eq!(
+            ring.pop_used(t.memory()),
+            Some((u32::from(head), 8)),
+            "round {round}"
+        );
         ack(&mut t);
     }
     assert_eq!(t.queue(0).unwrap().next_used(), 40);
@@ -53,7 +59,11 @@ fn several_chains_per_notify() {
 fn indirect_descriptors() {
     let (mut t, _, mut ring) = rng(DEFAULT_FEATURES);
     let table = RAM_BASE + 0xc000;
-    let head = ring.push_indirect(t.memory_mut(), table, &[(DATA, 16, true), (DATA + 32, 16, true)]);
+    let head = ring.push_indirect(
+        t.memory_mut(),
+        table,
+        &[(DATA, 16, true), (DATA + 32, 16, true)],
+    );
     ring.notify(&mut t).unwrap();
     assert_eq!(ring.pop_used(t.memory()), Some((u32::from(head), 32)));
     let d = data(&t, 48);
@@ -71,7 +81,11 @@ fn event_idx_suppresses_interrupts_and_publishes_avail_event() {
         ring.push(t.memory_mut(), &[(DATA, 4, true)]);
         ring.notify(&mut t).unwrap();
         assert!(!irq.0.get(), "buffer {i}: suppressed");
-        assert_eq!(ring.avail_event(t.memory()), i + 1, "avail_event follows next_avail");
+        assert_eq!(
+            ring.avail_event(t.memory()),
+            i + 1,
+            "avail_event follows next_avail"
+        );
     }
     ring.push(t.memory_mut(), &[(DATA, 4, true)]);
     ring.notify(&mut t).unwrap();
@@ -111,7 +125,11 @@ fn expect_needs_reset(t: &mut Rng, ring: &mut Ring, irq: &Irq, head: u16) -> Que
         other => panic!("expected NeedsReset, got {other:?}"),
     };
     assert_ne!(r32(t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
-    assert_eq!(r32(t, reg::INTERRUPT_STATUS) & 2, 2, "config-change interrupt");
+    assert_eq!(
+        r32(t, reg::INTERRUPT_STATUS) & 2,
+        2,
+        "config-change interrupt"
+    );
     assert!(irq.0.get());
     assert_eq!(ring.pop_used(t.memory()), None);
     assert!(data(t, 4096).iter().all(|&b| b == 0), "nothing written");
@@ -126,7 +144,12 @@ fn expect_needs_reset(t: &mut Rng, ring: &mut Ring, irq: &Irq, head: u16) -> Que
 }
 
 fn wdesc(addr: u64, len: u32, flags: u16, next: u16) -> Descriptor {
-    Descriptor { addr, len, flags, next }
+    Descriptor {
+        addr,
+        len,
+        flags,
+        next,
+    }
 }
 
 const W: u16 = VIRTQ_DESC_F_WRITE;
@@ -138,21 +161,30 @@ fn malformed_loop() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     ring.write_desc(t.memory_mut(), 0, wdesc(DATA, 4, W | N, 1));
     ring.write_desc(t.memory_mut(), 1, wdesc(DATA, 4, W | N, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::ChainTooLong);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::ChainTooLong
+    );
 }
 
 #[test]
 fn malformed_self_loop() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     ring.write_desc(t.memory_mut(), 3, wdesc(DATA, 4, W | N, 3));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 3), QueueError::ChainTooLong);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 3),
+        QueueError::ChainTooLong
+    );
 }
 
 #[test]
 fn malformed_address_outside_ram() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     ring.write_desc(t.memory_mut(), 0, wdesc(0x1000, 4, W, 0));
-    assert!(matches!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::Memory(_)));
+    assert!(matches!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::Memory(_)
+    ));
 }
 
 #[test]
@@ -160,14 +192,20 @@ fn malformed_buffer_straddles_end_of_ram() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     let end = RAM_BASE + RAM_SIZE as u64;
     ring.write_desc(t.memory_mut(), 0, wdesc(end - 2, 4, W, 0));
-    assert!(matches!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::Memory(_)));
+    assert!(matches!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::Memory(_)
+    ));
 }
 
 #[test]
 fn malformed_address_overflow() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     ring.write_desc(t.memory_mut(), 0, wdesc(u64::MAX - 1, 4, W, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::AddressOverflow);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::AddressOverflow
+    );
 }
 
 #[test]
@@ -176,7 +214,10 @@ fn malformed_next_index() {
     ring.write_desc(t.memory_mut(), 0, wdesc(DATA, 4, W | N, 99));
     assert_eq!(
         expect_needs_reset(&mut t, &mut ring, &irq, 0),
-        QueueError::IndexOutOfRange { index: 99, size: 16 }
+        QueueError::IndexOutOfRange {
+            index: 99,
+            size: 16
+        }
     );
 }
 
@@ -196,9 +237,16 @@ fn malformed_too_big() {
     // chain limit.
     for i in 0..9 {
         let flags = if i < 8 { W | N } else { W };
-        ring.write_desc(t.memory_mut(), i, wdesc(RAM_BASE, RAM_SIZE as u32, flags, i + 1));
+        ring.write_desc(
+            t.memory_mut(),
+            i,
+            wdesc(RAM_BASE, RAM_SIZE as u32, flags, i + 1),
+        );
     }
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::ChainTooBig);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::ChainTooBig
+    );
 }
 
 #[test]
@@ -206,7 +254,10 @@ fn malformed_write_before_read() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     ring.write_desc(t.memory_mut(), 0, wdesc(DATA, 4, W | N, 1));
     ring.write_desc(t.memory_mut(), 1, wdesc(DATA + 16, 4, 0, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::ReadAfterWrite);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::ReadAfterWrite
+    );
 }
 
 #[test]
@@ -214,20 +265,32 @@ fn malformed_indirect_in_indirect() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     let table = RAM_BASE + 0xc000;
     let inner = RAM_BASE + 0xd000;
-    t.memory_mut().write(inner, &wdesc(DATA, 4, W, 0).to_bytes()).unwrap();
-    t.memory_mut().write(table, &wdesc(inner, 16, I, 0).to_bytes()).unwrap();
+    t.memory_mut()
+        .write(inner, &wdesc(DATA, 4, W, 0).to_bytes())
+        .unwrap();
+    t.memory_mut()
+        .write(table, &wdesc(inner, 16, I, 0).to_bytes())
+        .unwrap();
     ring.write_desc(t.memory_mut(), 0, wdesc(table, 16, I, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::NestedIndirect);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::NestedIndirect
+    );
 }
 
 #[test]
 fn malformed_indirect_with_next() {
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
     let table = RAM_BASE + 0xc000;
-    t.memory_mut().write(table, &wdesc(DATA, 4, W, 0).to_bytes()).unwrap();
+    t.memory_mut()
+        .write(table, &wdesc(DATA, 4, W, 0).to_bytes())
+        .unwrap();
     ring.write_desc(t.memory_mut(), 0, wdesc(table, 16, I | N, 1));
     ring.write_desc(t.memory_mut(), 1, wdesc(DATA, 4, W, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::IndirectWithNext);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::IndirectWithNext
+    );
 }
 
 #[test]
@@ -235,13 +298,22 @@ fn malformed_indirect_loop_and_lengths() {
     let table = RAM_BASE + 0xc000;
     // A loop inside the indirect table.
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
-    t.memory_mut().write(table, &wdesc(DATA, 4, W | N, 1).to_bytes()).unwrap();
-    t.memory_mut().write(table + 16, &wdesc(DATA, 4, W | N, 0).to_bytes()).unwrap();
+    t.memory_mut()
+        .write(table, &wdesc(DATA, 4, W | N, 1).to_bytes())
+        .unwrap();
+    t.memory_mut()
+        .write(table + 16, &wdesc(DATA, 4, W | N, 0).to_bytes())
+        .unwrap();
     ring.write_desc(t.memory_mut(), 0, wdesc(table, 32, I, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::ChainTooLong);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::ChainTooLong
+    );
     // next beyond the table.
     let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
-    t.memory_mut().write(table, &wdesc(DATA, 4, W | N, 2).to_bytes()).unwrap();
+    t.memory_mut()
+        .write(table, &wdesc(DATA, 4, W | N, 2).to_bytes())
+        .unwrap();
     ring.write_desc(t.memory_mut(), 0, wdesc(table, 32, I, 0));
     assert_eq!(
         expect_needs_reset(&mut t, &mut ring, &irq, 0),
@@ -251,7 +323,10 @@ fn malformed_indirect_loop_and_lengths() {
     for len in [24, 0, 0x10_0000] {
         let (mut t, irq, mut ring) = rng(DEFAULT_FEATURES);
         ring.write_desc(t.memory_mut(), 0, wdesc(table, len, I, 0));
-        assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::BadIndirectLength(len));
+        assert_eq!(
+            expect_needs_reset(&mut t, &mut ring, &irq, 0),
+            QueueError::BadIndirectLength(len)
+        );
     }
 }
 
@@ -260,19 +335,32 @@ fn indirect_requires_negotiation() {
     let (mut t, irq) = new_dev(RngDevice::new(XorShiftEntropy::new(7)));
     let mut ring = bring_up(&mut t, virtio_mmio::features::VIRTIO_F_VERSION_1)[0].clone();
     let table = RAM_BASE + 0xc000;
-    t.memory_mut().write(table, &wdesc(DATA, 4, W, 0).to_bytes()).unwrap();
+    t.memory_mut()
+        .write(table, &wdesc(DATA, 4, W, 0).to_bytes())
+        .unwrap();
     ring.write_desc(t.memory_mut(), 0, wdesc(table, 16, I, 0));
-    assert_eq!(expect_needs_reset(&mut t, &mut ring, &irq, 0), QueueError::IndirectNotNegotiated);
+    assert_eq!(
+        expect_needs_reset(&mut t, &mut ring, &irq, 0),
+        QueueError::IndirectNotNegotiated
+    );
 }
 
 #[test]
 fn malformed_avail_index_jump() {
     let (mut t, _irq, ring) = rng(DEFAULT_FEATURES);
-    t.memory_mut().write(ring.avail + 2, &100u16.to_le_bytes()).unwrap();
+    t.memory_mut()
+        .write(ring.avail + 2, &100u16.to_le_bytes())
+        .unwrap();
     let r = ring.notify(&mut t);
     assert!(matches!(
         r,
-        Err(VirtioError::NeedsReset { error: QueueError::AvailIndexJump { avail: 100, next: 0 }, .. })
+        Err(VirtioError::NeedsReset {
+            error: QueueError::AvailIndexJump {
+                avail: 100,
+                next: 0
+            },
+            ..
+        })
     ));
     assert_ne!(r32(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
 }

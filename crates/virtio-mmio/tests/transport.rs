@@ -47,12 +47,21 @@ fn feature_negotiation_requires_version_1() {
     w32(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER).unwrap();
     w32(&mut t, reg::DRIVER_FEATURES_SEL, 1).unwrap();
     w32(&mut t, reg::DRIVER_FEATURES, 0).unwrap();
-    let r = w32(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK);
+    let r = w32(
+        &mut t,
+        reg::STATUS,
+        status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK,
+    );
     assert!(matches!(r, Err(VirtioError::NotNow { .. })));
     assert_eq!(r32(&mut t, reg::STATUS) & status::FEATURES_OK, 0);
     // Accepting VERSION_1 then works.
     w32(&mut t, reg::DRIVER_FEATURES, 1).unwrap();
-    w32(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK).unwrap();
+    w32(
+        &mut t,
+        reg::STATUS,
+        status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK,
+    )
+    .unwrap();
     assert_ne!(r32(&mut t, reg::STATUS) & status::FEATURES_OK, 0);
     assert_eq!(t.driver_features(), VIRTIO_F_VERSION_1);
     // Features are frozen after FEATURES_OK.
@@ -89,7 +98,12 @@ fn status_order_is_enforced() {
     w32(&mut t, reg::STATUS, 3 | status::FAILED).unwrap();
     assert_eq!(r32(&mut t, reg::STATUS), 3 | status::FAILED);
     // The driver cannot set DEVICE_NEEDS_RESET.
-    w32(&mut t, reg::STATUS, 3 | status::FAILED | status::DEVICE_NEEDS_RESET).unwrap();
+    w32(
+        &mut t,
+        reg::STATUS,
+        3 | status::FAILED | status::DEVICE_NEEDS_RESET,
+    )
+    .unwrap();
     assert_eq!(r32(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
 }
 
@@ -109,7 +123,10 @@ fn reset_clears_queues_features_and_interrupts() {
     w32(&mut t, reg::QUEUE_SEL, 0).unwrap();
     assert_eq!(r32(&mut t, reg::QUEUE_READY), 0);
     let q = t.queue(0).unwrap();
-    assert_eq!((q.desc_table(), q.driver_area(), q.device_area()), (0, 0, 0));
+    assert_eq!(
+        (q.desc_table(), q.driver_area(), q.device_area()),
+        (0, 0, 0)
+    );
     assert_eq!(q.next_avail(), 0);
     // And it comes back up.
     bring_up(&mut t, DEFAULT_FEATURES);
@@ -129,12 +146,20 @@ fn queue_setup_rules() {
     w32(&mut t, reg::QUEUE_SEL, 0).unwrap();
     assert_eq!(r32(&mut t, reg::QUEUE_NUM_MAX), 128);
     // Not a power of two / above max / misaligned / outside RAM: stays not ready.
-    for (num, desc) in [(12, ring.desc), (256, ring.desc), (16, ring.desc + 8), (16, 0x1000)] {
+    for (num, desc) in [
+        (12, ring.desc),
+        (256, ring.desc),
+        (16, ring.desc + 8),
+        (16, 0x1000),
+    ] {
         w32(&mut t, reg::QUEUE_NUM, num).unwrap();
         w32(&mut t, reg::QUEUE_DESC_LOW, desc as u32).unwrap();
         w32(&mut t, reg::QUEUE_DRIVER_LOW, ring.avail as u32).unwrap();
         w32(&mut t, reg::QUEUE_DEVICE_LOW, ring.used as u32).unwrap();
-        assert!(matches!(w32(&mut t, reg::QUEUE_READY, 1), Err(VirtioError::BadQueueConfig { .. })));
+        assert!(matches!(
+            w32(&mut t, reg::QUEUE_READY, 1),
+            Err(VirtioError::BadQueueConfig { .. })
+        ));
         assert_eq!(r32(&mut t, reg::QUEUE_READY), 0);
     }
     setup_queue(&mut t, &ring).unwrap();
@@ -156,18 +181,39 @@ fn queue_setup_rules() {
 #[test]
 fn illegal_accesses_are_raz_wi_and_reported() {
     let (mut t, _) = rng();
-    assert!(matches!(t.read(reg::MAGIC_VALUE, 2), Err(VirtioError::BadWidth { .. })));
-    assert!(matches!(t.read(reg::MAGIC_VALUE, 8), Err(VirtioError::BadWidth { .. })));
+    assert!(matches!(
+        t.read(reg::MAGIC_VALUE, 2),
+        Err(VirtioError::BadWidth { .. })
+    ));
+    assert!(matches!(
+        t.read(reg::MAGIC_VALUE, 8),
+        Err(VirtioError::BadWidth { .. })
+    ));
     assert!(matches!(t.read(0x2, 4), Err(VirtioError::Unaligned { .. })));
-    assert!(matches!(t.write(reg::MAGIC_VALUE, 4, 0), Err(VirtioError::ReadOnly(_))));
-    assert!(matches!(t.write(reg::DEVICE_ID, 4, 9), Err(VirtioError::ReadOnly(_))));
+    assert!(matches!(
+        t.write(reg::MAGIC_VALUE, 4, 0),
+        Err(VirtioError::ReadOnly(_))
+    ));
+    assert!(matches!(
+        t.write(reg::DEVICE_ID, 4, 9),
+        Err(VirtioError::ReadOnly(_))
+    ));
     assert_eq!(r32(&mut t, reg::DEVICE_ID), 4);
-    assert!(matches!(t.read(reg::QUEUE_NOTIFY, 4), Err(VirtioError::WriteOnly(_))));
+    assert!(matches!(
+        t.read(reg::QUEUE_NOTIFY, 4),
+        Err(VirtioError::WriteOnly(_))
+    ));
     assert!(matches!(t.read(0x0f0, 4), Err(VirtioError::NoRegister(_))));
-    assert!(matches!(t.write(reg::STATUS, 1, 1), Err(VirtioError::BadWidth { .. })));
+    assert!(matches!(
+        t.write(reg::STATUS, 1, 1),
+        Err(VirtioError::BadWidth { .. })
+    ));
     assert_eq!(r32(&mut t, reg::STATUS), 0);
     assert!(t.read(0x200, 4).is_err());
-    assert!(matches!(t.read(0x101, 2), Err(VirtioError::Unaligned { .. })));
+    assert!(matches!(
+        t.read(0x101, 2),
+        Err(VirtioError::Unaligned { .. })
+    ));
 }
 
 #[test]

@@ -191,7 +191,9 @@ impl<B: BlockBackend> BlockDevice<B> {
         let mut header = [0u8; 16];
         let mut r = chain.reader();
         if !r.read_exact(mem, &mut header)? {
-            return Err(QueueError::BadRequest("block request header shorter than 16 bytes"));
+            return Err(QueueError::BadRequest(
+                "block request header shorter than 16 bytes",
+            ));
         }
         let kind = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let sector = u64::from_le_bytes([
@@ -200,7 +202,9 @@ impl<B: BlockBackend> BlockDevice<B> {
         ]);
         let writable = chain.writable_len();
         if writable == 0 {
-            return Err(QueueError::BadRequest("block request without a status byte"));
+            return Err(QueueError::BadRequest(
+                "block request without a status byte",
+            ));
         }
         // The status byte is the last writable byte; data goes before it.
         let data_in = writable - 1;
@@ -225,7 +229,7 @@ impl<B: BlockBackend> BlockDevice<B> {
     }
 
     fn check_range(&self, sector: u64, bytes: u64) -> bool {
-        bytes % SECTOR_SIZE as u64 == 0
+        bytes.is_multiple_of(SECTOR_SIZE as u64)
             && sector
                 .checked_add(bytes / SECTOR_SIZE as u64)
                 .is_some_and(|end| end <= self.backend.capacity_sectors())

@@ -161,7 +161,11 @@ impl<B: NetBackend> VirtioDevice for NetDevice<B> {
         // mac[6], status, max_virtqueue_pairs (1), mtu (not offered).
         let mut c = [0u8; 12];
         c[..6].copy_from_slice(&self.mac);
-        let status = if self.link_up { VIRTIO_NET_S_LINK_UP } else { 0 };
+        let status = if self.link_up {
+            VIRTIO_NET_S_LINK_UP
+        } else {
+            0
+        };
         c[6..8].copy_from_slice(&status.to_le_bytes());
         c[8..10].copy_from_slice(&1u16.to_le_bytes());
         read_config_bytes(&c, offset, data);

@@ -90,7 +90,11 @@ impl XorShiftEntropy {
     /// A generator seeded with `seed` (zero is replaced by a fixed non-zero constant).
     pub fn new(seed: u64) -> Self {
         Self {
-            state: if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed },
+            state: if seed == 0 {
+                0x9e37_79b9_7f4a_7c15
+            } else {
+                seed
+            },
         }
     }
 
@@ -162,9 +166,7 @@ mod rndr {
     impl EntropySource for Rndr {
         fn fill(&mut self, buf: &mut [u8]) -> Result<(), EntropyError> {
             for chunk in buf.chunks_mut(8) {
-                let v = (0..RETRIES)
-                    .find_map(|_| self.read())
-                    .ok_or(EntropyError)?;
+                let v = (0..RETRIES).find_map(|_| self.read()).ok_or(EntropyError)?;
                 chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
             }
             Ok(())

@@ -113,7 +113,10 @@ pub fn parse_chain<M: GuestMemory + ?Sized>(
                 return Err(QueueError::IndirectWithNext);
             }
             let entries = d.len / DESC_SIZE as u32;
-            if d.len == 0 || u64::from(d.len) % DESC_SIZE != 0 || entries > MAX_INDIRECT_ENTRIES {
+            if d.len == 0
+                || !u64::from(d.len).is_multiple_of(DESC_SIZE)
+                || entries > MAX_INDIRECT_ENTRIES
+            {
                 return Err(QueueError::BadIndirectLength(d.len));
             }
             d.addr

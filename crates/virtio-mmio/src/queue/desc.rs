@@ -48,10 +48,17 @@ impl Descriptor {
     }
 
     /// Reads descriptor `index` of the table at `table`. The caller has bounds-checked `index`.
-    pub fn read<M: GuestMemory + ?Sized>(mem: &M, table: u64, index: u16) -> Result<Self, MemError> {
+    pub fn read<M: GuestMemory + ?Sized>(
+        mem: &M,
+        table: u64,
+        index: u16,
+    ) -> Result<Self, MemError> {
         let gpa = table
             .checked_add(u64::from(index) * DESC_SIZE)
-            .ok_or(MemError { gpa: table, len: DESC_SIZE })?;
+            .ok_or(MemError {
+                gpa: table,
+                len: DESC_SIZE,
+            })?;
         let mut b = [0u8; 16];
         mem.read(gpa, &mut b)?;
         Ok(Self::from_bytes(&b))

@@ -23,7 +23,9 @@ pub use chain::{
     parse_chain, ChainReader, ChainWriter, DescriptorChain, Segment, MAX_CHAIN_BYTES,
     MAX_INDIRECT_ENTRIES,
 };
-pub use desc::{Descriptor, DESC_SIZE, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE};
+pub use desc::{
+    Descriptor, DESC_SIZE, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE,
+};
 pub use ring::{
     avail_ring_bytes, desc_table_bytes, need_event, used_ring_bytes, VIRTQ_AVAIL_F_NO_INTERRUPT,
     VIRTQ_USED_F_NO_NOTIFY,
@@ -153,12 +155,21 @@ impl Queue {
         if size > self.max_size {
             return Err("queue size above QueueNumMax");
         }
-        if self.desc_table % 16 != 0 || self.driver_area % 2 != 0 || self.device_area % 4 != 0 {
+        if !self.desc_table.is_multiple_of(16)
+            || !self.driver_area.is_multiple_of(2)
+            || !self.device_area.is_multiple_of(4)
+        {
             return Err("queue area misaligned");
         }
-        if mem.check_range(self.desc_table, desc_table_bytes(size)).is_err()
-            || mem.check_range(self.driver_area, avail_ring_bytes(size)).is_err()
-            || mem.check_range(self.device_area, used_ring_bytes(size)).is_err()
+        if mem
+            .check_range(self.desc_table, desc_table_bytes(size))
+            .is_err()
+            || mem
+                .check_range(self.driver_area, avail_ring_bytes(size))
+                .is_err()
+            || mem
+                .check_range(self.device_area, used_ring_bytes(size))
+                .is_err()
         {
             return Err("queue area outside guest RAM");
         }

@@ -5,8 +5,12 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use virtio_mmio::features::{status, VIRTIO_F_EVENT_IDX, VIRTIO_F_INDIRECT_DESC, VIRTIO_F_VERSION_1};
-use virtio_mmio::queue::{Descriptor, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE};
+use virtio_mmio::features::{
+    status, VIRTIO_F_EVENT_IDX, VIRTIO_F_INDIRECT_DESC, VIRTIO_F_VERSION_1,
+};
+use virtio_mmio::queue::{
+    Descriptor, VIRTQ_DESC_F_INDIRECT, VIRTQ_DESC_F_NEXT, VIRTQ_DESC_F_WRITE,
+};
 use virtio_mmio::regs::offset as reg;
 use virtio_mmio::{GuestMemory, InterruptLine, VecMemory, VirtioDevice, VirtioError, VirtioMmio};
 
@@ -32,7 +36,10 @@ pub type Dev<D> = VirtioMmio<D, VecMemory, Irq>;
 
 pub fn new_dev<D: VirtioDevice>(d: D) -> (Dev<D>, Irq) {
     let irq = Irq::default();
-    (VirtioMmio::new(d, VecMemory::new(RAM_BASE, RAM_SIZE), irq.clone()), irq)
+    (
+        VirtioMmio::new(d, VecMemory::new(RAM_BASE, RAM_SIZE), irq.clone()),
+        irq,
+    )
 }
 
 pub fn r32<D: VirtioDevice>(t: &mut Dev<D>, off: u64) -> u32 {
@@ -72,7 +79,8 @@ impl Ring {
     }
 
     pub fn write_desc(&self, mem: &mut VecMemory, i: u16, d: Descriptor) {
-        mem.write(self.desc + 16 * u64::from(i), &d.to_bytes()).unwrap();
+        mem.write(self.desc + 16 * u64::from(i), &d.to_bytes())
+            .unwrap();
     }
 
     /// Publishes `head` in the available ring.
@@ -80,7 +88,8 @@ impl Ring {
         let slot = self.avail + 4 + 2 * u64::from(self.avail_idx % self.size);
         mem.write(slot, &head.to_le_bytes()).unwrap();
         self.avail_idx = self.avail_idx.wrapping_add(1);
-        mem.write(self.avail + 2, &self.avail_idx.to_le_bytes()).unwrap();
+        mem.write(self.avail + 2, &self.avail_idx.to_le_bytes())
+            .unwrap();
     }
 
     /// Writes a direct chain of `(addr, len, device_writable)` buffers and publishes it.
@@ -89,9 +98,19 @@ impl Ring {
         for (k, &(addr, len, w)) in bufs.iter().enumerate() {
             let i = (self.next_desc + k as u16) % self.size;
             let last = k + 1 == bufs.len();
-            let flags = if w { VIRTQ_DESC_F_WRITE } else { 0 } | if last { 0 } else { VIRTQ_DESC_F_NEXT };
+            let flags =
+                if w { VIRTQ_DESC_F_WRITE } else { 0 } | if last { 0 } else { VIRTQ_DESC_F_NEXT };
             let next = (i + 1) % self.size;
-            self.write_desc(mem, i, Descriptor { addr, len, flags, next });
+            self.write_desc(
+                mem,
+                i,
+                Descriptor {
+                    addr,
+                    len,
+                    flags,
+                    next,
+                },
+            );
         }
         self.next_desc = self.next_desc.wrapping_add(bufs.len() as u16);
         self.publish(mem, head);
@@ -100,18 +119,34 @@ impl Ring {
 
     /// Writes an indirect table at `table` holding the buffers, one direct descriptor
     /// pointing at it, and publishes it.
-    pub fn push_indirect(&mut self, mem: &mut VecMemory, table: u64, bufs: &[(u64, u32, bool)]) -> u16 {
+    pub fn push_indirect(
+        &mut self,
+        mem: &mut VecMemory,
+        table: u64,
+        bufs: &[(u64, u32, bool)],
+    ) -> u16 {
         for (k, &(addr, len, w)) in bufs.iter().enumerate() {
             let last = k + 1 == bufs.len();
-            let flags = if w { VIRTQ_DESC_F_WRITE } else { 0 } | if last { 0 } else { VIRTQ_DESC_F_NEXT };
-            let d = Descriptor { addr, len, flags, next: k as u16 + 1 };
+            let flags =
+                if w { VIRTQ_DESC_F_WRITE } else { 0 } | if last { 0 } else { VIRTQ_DESC_F_NEXT };
+            let d = Descriptor {
+                addr,
+                len,
+                flags,
+                next: k as u16 + 1,
+            };
             mem.write(table + 16 * k as u64, &d.to_bytes()).unwrap();
         }
         let head = self.next_desc % self.size;
         self.write_desc(
             mem,
             head,
-            Descriptor { addr: table, len: 16 * bufs.len() as u32, flags: VIRTQ_DESC_F_INDIRECT, next: 0 },
+            Descriptor {
+                addr: table,
+                len: 16 * bufs.len() as u32,
+                flags: VIRTQ_DESC_F_INDIRECT,
+                next: 0,
+            },
         );
         self.next_desc = self.next_desc.wrapping_add(1);
         self.publish(mem, head);
@@ -130,7 +165,11 @@ impl Ring {
             return None;
         }
         let mut b = [0u8; 8];
-        mem.read(self.used + 4 + 8 * u64::from(self.last_used % self.size), &mut b).unwrap();
+        mem.read(
+            self.used + 4 + 8 * u64::from(self.last_used % self.size),
+            &mut b,
+        )
+        .unwrap();
         self.last_used = self.last_used.wrapping_add(1);
         Some((
             u32::from_le_bytes(b[..4].try_into().unwrap()),
@@ -139,12 +178,14 @@ impl Ring {
     }
 
     pub fn set_used_event(&self, mem: &mut VecMemory, v: u16) {
-        mem.write(self.avail + 4 + 2 * u64::from(self.size), &v.to_le_bytes()).unwrap();
+        mem.write(self.avail + 4 + 2 * u64::from(self.size), &v.to_le_bytes())
+            .unwrap();
     }
 
     pub fn avail_event(&self, mem: &VecMemory) -> u16 {
         let mut b = [0u8; 2];
-        mem.read(self.used + 4 + 8 * u64::from(self.size), &mut b).unwrap();
+        mem.read(self.used + 4 + 8 * u64::from(self.size), &mut b)
+            .unwrap();
         u16::from_le_bytes(b)
     }
 
@@ -171,8 +212,17 @@ pub fn bring_up<D: VirtioDevice>(t: &mut Dev<D>, features: u64) -> Vec<Ring> {
     w32(t, reg::DRIVER_FEATURES, f as u32).unwrap();
     w32(t, reg::DRIVER_FEATURES_SEL, 1).unwrap();
     w32(t, reg::DRIVER_FEATURES, (f >> 32) as u32).unwrap();
-    w32(t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK).unwrap();
-    assert_ne!(r32(t, reg::STATUS) & status::FEATURES_OK, 0, "FEATURES_OK refused");
+    w32(
+        t,
+        reg::STATUS,
+        status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK,
+    )
+    .unwrap();
+    assert_ne!(
+        r32(t, reg::STATUS) & status::FEATURES_OK,
+        0,
+        "FEATURES_OK refused"
+    );
     let n = t.device().num_queues();
     let mut rings = Vec::new();
     for q in 0..n {
@@ -180,8 +230,12 @@ pub fn bring_up<D: VirtioDevice>(t: &mut Dev<D>, features: u64) -> Vec<Ring> {
         setup_queue(t, &ring).unwrap();
         rings.push(ring);
     }
-    w32(t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK | status::DRIVER_OK)
-        .unwrap();
+    w32(
+        t,
+        reg::STATUS,
+        status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK | status::DRIVER_OK,
+    )
+    .unwrap();
     rings
 }
 
