@@ -11,6 +11,7 @@ extern crate alloc;
 pub mod exit;
 pub mod inject;
 pub mod mmio;
+pub mod mmio_decode;
 pub mod psci;
 pub mod smccc;
 pub mod switch;
