@@ -4,6 +4,7 @@
 //! set-up); a byte is written to `UARTDR` once `UARTFR.TXFF` (transmit FIFO full) is clear.
 
 use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::registers::{ReadOnly, ReadWrite};
 use tock_registers::{register_bitfields, register_structs};
@@ -64,10 +65,37 @@ impl fmt::Write for Console {
     }
 }
 
+/// Owner of the console lock: 0 = free, else `this_cpu() + 1`.
+static LOCK_OWNER: AtomicU64 = AtomicU64::new(0);
+
 /// Formats `args` to the console (used by [`print!`](crate::print!)).
+///
+/// With the MMU on (see [`crate::mmu`]) each call holds a console lock with IRQs masked, so
+/// lines from several CPUs do not interleave. The lock is re-entrant per CPU (a fault or
+/// panic while printing still prints). With the MMU off there is no lock (exclusives may not
+/// work on Device memory): such guests print from one CPU.
 pub fn print_fmt(args: fmt::Arguments<'_>) {
-    // Console::write_str never fails.
-    let _ = fmt::Write::write_fmt(&mut Console, args);
+    if !crate::mmu::is_enabled() {
+        // Console::write_str never fails.
+        let _ = fmt::Write::write_fmt(&mut Console, args);
+        return;
+    }
+    crate::irq::without_interrupts(|| {
+        let me = crate::smp::this_cpu() as u64 + 1;
+        let nested = LOCK_OWNER.load(Ordering::Relaxed) == me;
+        if !nested {
+            while LOCK_OWNER
+                .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                core::hint::spin_loop();
+            }
+        }
+        let _ = fmt::Write::write_fmt(&mut Console, args);
+        if !nested {
+            LOCK_OWNER.store(0, Ordering::Release);
+        }
+    });
 }
 
 /// Prints to the guest console, like `std::print!`.

@@ -41,6 +41,7 @@ _start:
     b.ne    .Lwrong_address
 
     msr     spsel, #1               // run on SP_EL1 (EL1h)
+    msr     tpidr_el1, xzr          // CPU index 0 (see smp::this_cpu)
     adrp    x1, __stack_top
     add     x1, x1, :lo12:__stack_top
     mov     sp, x1

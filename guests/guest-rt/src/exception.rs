@@ -4,6 +4,7 @@
 //! registers, and the interrupted code's FP state must survive), then calls the handler with
 //! the vector's index. A synchronous exception at EL1 while a fault is expected (see
 //! [`crate::fault`]) is recorded and the faulting instruction skipped (`ELR_EL1 += 4`).
+//! An IRQ at the current EL goes to [`crate::irq`] (GIC acknowledge, handler, EOI).
 //! Anything else prints `ESR_EL1`, `ELR_EL1`, `FAR_EL1`, `SPSR_EL1` and requests SYSTEM_RESET.
 
 use aarch64_cpu::registers::{Readable, Writeable, ELR_EL1, ESR_EL1, FAR_EL1, SPSR_EL1};
@@ -143,6 +144,9 @@ __exception_common:
 /// Vector indices (offset / 0x80) of the synchronous vectors for the current EL.
 const SYNC_CURRENT_EL_SP0: u64 = 0;
 const SYNC_CURRENT_EL_SPX: u64 = 4;
+/// Vector indices of the IRQ vectors for the current EL.
+const IRQ_CURRENT_EL_SP0: u64 = 1;
+const IRQ_CURRENT_EL_SPX: u64 = 5;
 
 /// Names of the 16 vectors, for reports.
 const VECTOR_NAMES: [&str; 16] = [
@@ -169,6 +173,10 @@ const VECTOR_NAMES: [&str; 16] = [
 // C ABI, x0 = vector index, x1 = the frame it just saved on the stack.
 #[unsafe(no_mangle)]
 extern "C" fn guest_rt_exception(index: u64, frame: &mut ExceptionFrame) {
+    if index == IRQ_CURRENT_EL_SPX || index == IRQ_CURRENT_EL_SP0 {
+        crate::irq::dispatch();
+        return;
+    }
     let esr = ESR_EL1.get();
     let far = FAR_EL1.get();
     let elr = ELR_EL1.get();

@@ -7,20 +7,32 @@
 //! - SMCCC calls over HVC or SMC ([`smccc`]) and PSCI helpers on top ([`psci`]);
 //! - EL1 exception vectors ([`exception`]) that either record an *expected* synchronous
 //!   fault for the guest to inspect ([`fault`]) or report an unexpected one and reset;
-//! - a panic handler that prints the panic and requests PSCI `SYSTEM_RESET`.
+//! - a panic handler that prints the panic and requests PSCI `SYSTEM_RESET`;
+//! - for SMP/interrupt/timer guests: an optional identity-mapped MMU ([`mmu`]), secondary CPU
+//!   start-up ([`smp`]), the device-tree facts ([`platform`]), a GICv2/v3 driver ([`gic`]),
+//!   IRQ dispatch ([`irq`]) and generic-timer helpers ([`timer`]).
 //!
-//! The MMU stays off: every data access is to Device-nGnRnE memory, so the target's
-//! `+strict-align` matters and neither atomics nor exclusives are used anywhere.
+//! The MMU stays off unless the guest calls [`mmu::enable`]: then every data access is to
+//! Device-nGnRnE memory, so the target's `+strict-align` matters, and the runtime itself
+//! uses no exclusives (atomics only as plain loads and stores) on any path a guest without
+//! the MMU can reach. Guests that share data between CPUs enable the MMU first.
 #![no_std]
 #![warn(missing_docs)]
 
+mod cache;
 pub mod console;
 pub mod entry;
 pub mod exception;
 pub mod fault;
+pub mod gic;
+pub mod irq;
+pub mod mmu;
 mod panic;
+pub mod platform;
 pub mod psci;
 pub mod smccc;
+pub mod smp;
+pub mod timer;
 mod volatile_cell;
 
 pub use fault::Fault;

@@ -34,6 +34,17 @@ pub const INVALID_PARAMETERS: i64 = -2;
 pub const DENIED: i64 = -3;
 /// Return code `ALREADY_ON`.
 pub const ALREADY_ON: i64 = -4;
+/// Return code `ON_PENDING`.
+pub const ON_PENDING: i64 = -5;
+/// Return code `INVALID_ADDRESS`.
+pub const INVALID_ADDRESS: i64 = -9;
+
+/// `AFFINITY_INFO` result: the affinity instance is on.
+pub const AFFINITY_ON: i64 = 0;
+/// `AFFINITY_INFO` result: the affinity instance is off.
+pub const AFFINITY_OFF: i64 = 1;
+/// `AFFINITY_INFO` result: the affinity instance is transitioning to on.
+pub const AFFINITY_ON_PENDING: i64 = 2;
 
 /// Name of a PSCI/SMCCC return code, for reports.
 pub fn return_name(ret: i64) -> &'static str {
@@ -77,6 +88,11 @@ pub fn cpu_on(target_mpidr: u64, entry_point: u64, context_id: u64) -> i64 {
 /// error.
 pub fn affinity_info(target_affinity: u64, lowest_level: u64) -> i64 {
     call(AFFINITY_INFO, target_affinity, lowest_level, 0)
+}
+
+/// `CPU_OFF`: powers the calling CPU down; returns only on failure (`DENIED`).
+pub fn cpu_off() -> i64 {
+    call(CPU_OFF, 0, 0, 0)
 }
 
 /// `SYSTEM_OFF`: powers the system off (QEMU exits with status 0). Never returns.
