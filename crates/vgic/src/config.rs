@@ -44,12 +44,17 @@ impl VgicConfig {
         if n > MAX_VCPUS || (self.version == GicVersion::V2 && n > MAX_VCPUS_V2) {
             return Err(VgicError::BadConfig("too many vCPUs"));
         }
-        if self.nr_spis % 32 != 0 || self.nr_spis > MAX_SPIS {
-            return Err(VgicError::BadConfig("nr_spis must be a multiple of 32, at most 992"));
+        if !self.nr_spis.is_multiple_of(32) || self.nr_spis > MAX_SPIS {
+            return Err(VgicError::BadConfig(
+                "nr_spis must be a multiple of 32, at most 992",
+            ));
         }
         for (i, a) in self.vcpu_mpidrs.iter().enumerate() {
             let a = a & MPIDR_AFF_MASK;
-            if self.vcpu_mpidrs[..i].iter().any(|b| b & MPIDR_AFF_MASK == a) {
+            if self.vcpu_mpidrs[..i]
+                .iter()
+                .any(|b| b & MPIDR_AFF_MASK == a)
+            {
                 return Err(VgicError::BadConfig("duplicate vCPU affinity"));
             }
         }

@@ -37,7 +37,7 @@ mod vcpuset;
 
 pub use config::{GicVersion, VgicConfig, MAX_SPIS, MAX_VCPUS, MAX_VCPUS_V2};
 pub use error::VgicError;
-pub use lr::{LrEntry, LrState, ListRegisters, VcpuIfState, MAX_LRS};
+pub use lr::{ListRegisters, LrEntry, LrState, VcpuIfState, MAX_LRS};
 pub use model::{Vgic, VgicStats};
 pub use regs::v3::{GICR_FRAME_SIZE, GICR_SGI_BASE};
 pub use sgi::SgiReg;

@@ -6,7 +6,7 @@
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::registers::ReadOnly;
 
-use crate::lr::{v2, LrEntry, ListRegisters, VcpuIfState, MAX_LRS};
+use crate::lr::{v2, ListRegisters, LrEntry, VcpuIfState, MAX_LRS};
 
 mod regs {
     //! `GICH` register layout (field names follow the GICv2 specification).

@@ -3,7 +3,7 @@
 
 use core::cell::Cell;
 
-use crate::lr::{v3, LrEntry, LrState, ListRegisters, VcpuIfState, MAX_LRS};
+use crate::lr::{v3, ListRegisters, LrEntry, LrState, VcpuIfState, MAX_LRS};
 
 /// List registers in memory. `ELRSR`, `EISR` and `MISR` are computed from the contents like
 /// the hardware does.

@@ -114,7 +114,9 @@ impl Vgic {
         if vintid < NR_SGIS || pintid.is_some_and(|p| !(NR_SGIS..1020).contains(&p)) {
             return Err(VgicError::BadIntid(vintid));
         }
-        let irq = self.irq_mut(vcpu, vintid).ok_or(VgicError::BadIntid(vintid))?;
+        let irq = self
+            .irq_mut(vcpu, vintid)
+            .ok_or(VgicError::BadIntid(vintid))?;
         irq.hw = pintid;
         Ok(())
     }

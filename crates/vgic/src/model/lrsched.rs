@@ -2,7 +2,7 @@
 //! per-vCPU load/put of the virtual CPU interface.
 
 use super::{LrBook, Vgic, NR_PRIVATE};
-use crate::lr::{LrEntry, LrState, ListRegisters, MAX_LRS};
+use crate::lr::{ListRegisters, LrEntry, LrState, MAX_LRS};
 use crate::VgicError;
 
 /// One interrupt instance that wants a list register.
@@ -51,7 +51,11 @@ impl TopK {
         if pos >= self.cap {
             return;
         }
-        let end = if self.len < self.cap { self.len } else { self.cap - 1 };
+        let end = if self.len < self.cap {
+            self.len
+        } else {
+            self.cap - 1
+        };
         self.items.copy_within(pos..end, pos + 1);
         self.items[pos] = c;
         if self.len < self.cap {

@@ -176,7 +176,10 @@ impl Vgic {
     }
     /// Saved CPU-interface state of `vcpu` (valid after `vcpu_put`).
     pub fn vcpu_if(&self, vcpu: usize) -> Result<&VcpuIfState, VgicError> {
-        self.vcpus.get(vcpu).map(|v| &v.iface).ok_or(VgicError::BadVcpu(vcpu))
+        self.vcpus
+            .get(vcpu)
+            .map(|v| &v.iface)
+            .ok_or(VgicError::BadVcpu(vcpu))
     }
     /// Mutable saved CPU-interface state of `vcpu` (e.g. to reset `vmcr` or for migration).
     pub fn vcpu_if_mut(&mut self, vcpu: usize) -> Result<&mut VcpuIfState, VgicError> {

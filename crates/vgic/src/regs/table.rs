@@ -88,11 +88,11 @@ impl Region {
 }
 
 /// Finds the region and the handler argument, or the error for this access.
-fn lookup<'t>(table: &'t [Region], offset: u64, size: u8) -> Result<(&'t Region, u32), VgicError> {
+fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
     if !matches!(size, 1 | 2 | 4 | 8) {
         return Err(VgicError::BadWidth { offset, size });
     }
-    if offset % u64::from(size) != 0 {
+    if !offset.is_multiple_of(u64::from(size)) {
         return Err(VgicError::Misaligned { offset, size });
     }
     let idx = table.partition_point(|r| r.offset.saturating_add(r.len) <= offset);
@@ -162,7 +162,9 @@ pub(crate) fn write(
 /// Checks a table is sorted and non-overlapping (used by tests).
 #[cfg(test)]
 pub(crate) fn well_formed(table: &[Region]) -> bool {
-    table.windows(2).all(|w| w[0].offset + w[0].len <= w[1].offset)
+    table
+        .windows(2)
+        .all(|w| w[0].offset + w[0].len <= w[1].offset)
 }
 
 /// Field getter of a per-interrupt register.

@@ -196,7 +196,12 @@ impl Vgic {
     /// Errors: [`VgicError::Reserved`] (RAZ: complete the read with 0 and log),
     /// [`VgicError::BadWidth`]/[`VgicError::Misaligned`] (inject an external abort),
     /// [`VgicError::BadVcpu`].
-    pub fn gicd_read(&mut self, vcpu: usize, offset: u64, size_bytes: u8) -> Result<u64, VgicError> {
+    pub fn gicd_read(
+        &mut self,
+        vcpu: usize,
+        offset: u64,
+        size_bytes: u8,
+    ) -> Result<u64, VgicError> {
         let ctx = self.gicd_ctx(vcpu)?;
         match self.version {
             crate::GicVersion::V2 => table::read(GICD_V2, self, &ctx, offset, size_bytes),
