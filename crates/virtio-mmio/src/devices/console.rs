@@ -4,7 +4,7 @@
 //! the host's [`ConsoleOutput`] (the hypervisor prefixes lines with the VM name there).
 
 use alloc::collections::VecDeque;
-use alloc::vec;
+use alloc::vec::Vec;
 
 use super::id;
 use crate::device::{read_config_bytes, VirtioDevice};
@@ -108,7 +108,7 @@ impl<O: ConsoleOutput> ConsoleDevice<O> {
             };
             let mut w = chain.writer();
             let n = core::cmp::min(w.remaining(), self.input.len() as u64) as usize;
-            let bytes: alloc::vec::Vec<u8> = self.input.drain(..n).collect();
+            let bytes: Vec<u8> = self.input.drain(..n).collect();
             w.write(mem, &bytes)?;
             q.add_used(mem, chain.head, w.written())?;
         }
@@ -131,7 +131,7 @@ impl<O: ConsoleOutput> VirtioDevice for ConsoleDevice<O> {
 
     fn read_config(&self, offset: u64, data: &mut [u8]) {
         // cols, rows (0: unknown), max_nr_ports (unused without MULTIPORT), emerg_wr.
-        let config = vec![0u8; 12];
+        let config = [0u8; 12];
         read_config_bytes(&config, offset, data);
     }
 

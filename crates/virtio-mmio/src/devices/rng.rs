@@ -1,6 +1,6 @@
 //! virtio-rng (device id 4) and entropy sources.
 //!
-//! Production sources: [`Rndr`] (FEAT_RNG `RNDR`) where the CPU has it. Where it does not,
+//! Production sources: `Rndr` (FEAT_RNG `RNDR`, built for aarch64 only) where the CPU has it. Where it does not,
 //! the host must supply an [`EntropySource`] backed by its best real source (a hardware TRNG,
 //! a physical virtio-rng device, firmware `SMCCC_TRNG`). [`XorShiftEntropy`] is
 //! deterministic and exists for tests only: it is not entropy.
