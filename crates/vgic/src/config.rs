@@ -25,7 +25,7 @@ pub enum GicVersion {
 pub struct VgicConfig {
     /// Architecture version presented to the guest.
     pub version: GicVersion,
-    /// Affinity (MPIDR_EL1 layout: Aff0 [7:0], Aff1 [15:8], Aff2 [23:16], Aff3 [39:32]) of every
+    /// Affinity (MPIDR_EL1 layout: Aff0 `[7:0]`, Aff1 `[15:8]`, Aff2 `[23:16]`, Aff3 `[39:32]`) of every
     /// vCPU; the index is the vCPU id. Other bits are ignored.
     pub vcpu_mpidrs: Vec<u64>,
     /// Number of SPIs: a multiple of 32, at most [`MAX_SPIS`]. INTIDs >= 1020 never exist.

@@ -14,13 +14,36 @@
 //!   entering the guest and [`Vgic::sync`] folds the guest's acknowledge/EOI progress back into
 //!   the model after the exit. Both do no list-register access at all when nothing is in flight.
 //!   Backends: [`backends::mem::MemLrs`] (in memory, for tests), [`backends::gicv2::GichBackend`]
-//!   (GICv2 `GICH` MMIO) and, on AArch64, [`backends::gicv3::IchBackend`] (`ICH_*_EL2`).
+//!   (GICv2 `GICH` MMIO) and, on AArch64, `backends::gicv3::IchBackend` (`ICH_*_EL2`).
 //!
 //! Every state change that makes an interrupt deliverable to a vCPU records that vCPU in a kick
 //! set ([`Vgic::take_kicks`]); the hypervisor drains it and sends a physical SGI to the pCPU
 //! running the vCPU or wakes it from WFI. No guest input (offset, width, value) can make the
 //! model panic: bad widths are reported as errors the caller turns into an external abort,
 //! reserved offsets read as zero and ignore writes and are reported so they can be logged.
+//!
+//! ```
+//! use vgic::backends::mem::MemLrs;
+//! use vgic::{GicVersion, LrState, Vgic, VgicConfig};
+//!
+//! let mut vgic = Vgic::new(VgicConfig {
+//!     version: GicVersion::V2,
+//!     vcpu_mpidrs: vec![0, 1],
+//!     nr_spis: 256,
+//! })
+//! .unwrap();
+//! let mut lrs = MemLrs::new(4);
+//! // The guest enables the distributor and SPI 40, routed to CPU 1.
+//! vgic.gicd_write(0, 0x000, 4, 1).unwrap();
+//! vgic.gicd_write(0, 0x104, 4, 1 << 8).unwrap();
+//! vgic.gicd_write(0, 0x828, 1, 0b10).unwrap();
+//! // A device raises it: vCPU 1 must be kicked.
+//! vgic.set_spi_level(40, true).unwrap();
+//! assert!(vgic.take_kicks().contains(1));
+//! vgic.vcpu_load(1, &mut lrs).unwrap();
+//! vgic.flush(1, &mut lrs).unwrap();
+//! assert_eq!(lrs.valid().next().unwrap().state, LrState::Pending);
+//! ```
 #![no_std]
 #![deny(missing_docs)]
 

@@ -107,7 +107,7 @@ pub struct VcpuIfState {
 /// physical CPU it runs on.
 ///
 /// Implementations: [`crate::backends::mem::MemLrs`], [`crate::backends::gicv2::GichBackend`],
-/// [`crate::backends::gicv3::IchBackend`].
+/// `crate::backends::gicv3::IchBackend`.
 pub trait ListRegisters {
     /// Number of implemented list registers (capped at [`MAX_LRS`] by the model).
     fn num_lrs(&self) -> usize;
@@ -147,9 +147,9 @@ pub mod v2 {
     const GRP1_BIT: u32 = 1 << 30;
     const HW_BIT: u32 = 1 << 31;
 
-    /// Encodes an entry: VirtualID [9:0], PhysicalID [19:10] (HW: pINTID; otherwise bit 19 =
-    /// EOI maintenance, [12:10] = CPUID), Priority [27:23] (top 5 bits), State [29:28],
-    /// Grp1 [30], HW [31]. Out-of-range fields are truncated.
+    /// Encodes an entry: VirtualID `[9:0]`, PhysicalID `[19:10]` (HW: pINTID; otherwise bit 19 =
+    /// EOI maintenance, `[12:10]` = CPUID), Priority `[27:23]` (top 5 bits), State `[29:28]`,
+    /// Grp1 `[30]`, HW `[31]`. Out-of-range fields are truncated.
     pub fn encode(e: &LrEntry) -> u32 {
         let mut v = e.vintid & VID_MASK;
         match e.pintid {
@@ -197,8 +197,8 @@ pub mod v3 {
     const HW_BIT: u64 = 1 << 61;
     const STATE_SHIFT: u32 = 62;
 
-    /// Encodes an entry: vINTID [31:0], pINTID [44:32] (HW) or EOI [41] (non-HW),
-    /// Priority [55:48], Group [60], HW [61], State [63:62]. `source_cpu` does not exist in
+    /// Encodes an entry: vINTID `[31:0]`, pINTID `[44:32]` (HW) or EOI `[41]` (non-HW),
+    /// Priority `[55:48]`, Group `[60]`, HW `[61]`, State `[63:62]`. `source_cpu` does not exist in
     /// GICv3 and is dropped.
     pub fn encode(e: &LrEntry) -> u64 {
         let mut v = u64::from(e.vintid);

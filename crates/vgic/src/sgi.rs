@@ -34,19 +34,19 @@ impl SgiReg {
 /// Decoded `ICC_SGI1R_EL1` value (the three registers share the layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SgiRequest {
-    /// TargetList [15:0]: bit n targets Aff0 = RS * 16 + n.
+    /// TargetList `[15:0]`: bit n targets Aff0 = RS * 16 + n.
     pub target_list: u16,
-    /// Aff1 [23:16].
+    /// Aff1 `[23:16]`.
     pub aff1: u8,
-    /// INTID [27:24].
+    /// INTID `[27:24]`.
     pub intid: u32,
-    /// Aff2 [39:32].
+    /// Aff2 `[39:32]`.
     pub aff2: u8,
-    /// IRM [40]: 1 = all PEs except the sender.
+    /// IRM `[40]`: 1 = all PEs except the sender.
     pub irm: bool,
-    /// RS [47:44]: range selector.
+    /// RS `[47:44]`: range selector.
     pub rs: u8,
-    /// Aff3 [55:48].
+    /// Aff3 `[55:48]`.
     pub aff3: u8,
 }
 

@@ -100,8 +100,6 @@ pub struct Vgic {
     pub(crate) spi_live: Vec<u64>,
     pub(crate) kicks: VcpuSet,
     pub(crate) stats: VgicStats,
-    /// Next vCPU to consider for 1-of-N routing.
-    pub(crate) rr_next: usize,
 }
 
 impl Vgic {
@@ -142,7 +140,6 @@ impl Vgic {
             spi_live: vec![0; (cfg.nr_spis as usize).div_ceil(64)],
             kicks: VcpuSet::new(),
             stats: VgicStats::default(),
-            rr_next: 0,
         })
     }
 
@@ -234,7 +231,9 @@ impl Vgic {
     }
 
     /// vCPU an SPI is currently routed to, following GICv2 targets (lowest set bit) or GICv3
-    /// affinity routing (1-of-N picks an awake vCPU round-robin). `None`: no valid target.
+    /// affinity routing (1-of-N picks the lowest-numbered vCPU whose redistributor is awake,
+    /// `GICR_WAKER.ProcessorSleep` = 0, else vCPU 0). An interrupt that is active or loaded
+    /// in a list register stays with that vCPU. `None`: no valid target.
     pub(crate) fn spi_target(&self, irq: &Irq) -> Option<usize> {
         if let Some(v) = irq.in_lr.or(irq.owner) {
             return Some(v as usize);
@@ -248,11 +247,7 @@ impl Vgic {
             }
             GicVersion::V3 => {
                 if irq.route & crate::regs::v3::IROUTER_IRM != 0 {
-                    let n = self.vcpus.len();
-                    (0..n)
-                        .map(|i| (self.rr_next + i) % n)
-                        .find(|v| !self.vcpus[*v].sleep)
-                        .or(Some(self.rr_next % n))
+                    Some(self.vcpus.iter().position(|v| !v.sleep).unwrap_or(0))
                 } else {
                     let aff = crate::regs::v3::irouter_to_mpidr(irq.route);
                     self.vcpus.iter().position(|v| v.mpidr == aff)

@@ -7,7 +7,7 @@ use crate::VgicError;
 
 /// `GICD_IIDR` value: implementer ARM (0x43B).
 pub(crate) const IIDR: u32 = 0x0000_043b;
-/// `GICD_PIDR2`: ArchRev 2 in bits [7:4].
+/// `GICD_PIDR2`: ArchRev 2 in bits `[7:4]`.
 pub(crate) const PIDR2_V2: u32 = 0x2b;
 
 /// Peripheral/component ID registers at 0xFD0..0x1000 (GIC-400 values).
@@ -67,11 +67,11 @@ fn write_targets(v: &mut Vgic, c: &Ctx, first: u32, size: u8, val: u64) {
 /// Decoded `GICD_SGIR`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GicdSgir {
-    /// TargetListFilter [25:24]: 0 = list, 1 = all but self, 2 = self, 3 = reserved.
+    /// TargetListFilter `[25:24]`: 0 = list, 1 = all but self, 2 = self, 3 = reserved.
     pub filter: u8,
-    /// CPUTargetList [23:16].
+    /// CPUTargetList `[23:16]`.
     pub target_list: u8,
-    /// SGIINTID [3:0].
+    /// SGIINTID `[3:0]`.
     pub intid: u32,
 }
 

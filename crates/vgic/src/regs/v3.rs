@@ -36,7 +36,7 @@ const ID_REGS: [u32; 12] = [
 ];
 
 /// MPIDR-layout affinity named by an `IROUTER` value: the layouts coincide (Aff0-2 in
-/// [23:0], Aff3 in [39:32]); only IRM has to go.
+/// `[23:0]`, Aff3 in `[39:32]`); only IRM has to go.
 pub(crate) fn irouter_to_mpidr(route: u64) -> u64 {
     route & MPIDR_AFF_MASK
 }
