@@ -13,6 +13,7 @@ pub mod inject;
 pub mod mmio;
 pub mod mmio_decode;
 pub mod psci;
+pub mod s1walk;
 pub mod smccc;
 pub mod switch;
 pub mod vcpu;
