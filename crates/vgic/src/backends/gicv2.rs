@@ -94,8 +94,14 @@ impl GichBackend {
         self.regs.apr.set(0);
     }
 
-    fn masks(regs: &[ReadOnly<u32>; 2]) -> u64 {
-        u64::from(regs[0].get()) | u64::from(regs[1].get()) << 32
+    /// Reads a 64-bit LR bitmap, skipping the second word when at most 32 LRs exist.
+    fn masks(&self, regs: &[ReadOnly<u32>; 2]) -> u64 {
+        let lo = u64::from(regs[0].get());
+        if self.nr_lrs > 32 {
+            lo | u64::from(regs[1].get()) << 32
+        } else {
+            lo
+        }
     }
 }
 
@@ -120,10 +126,10 @@ impl ListRegisters for GichBackend {
         } else {
             (1 << self.nr_lrs) - 1
         };
-        Self::masks(&self.regs.elrsr) & m
+        self.masks(&self.regs.elrsr) & m
     }
     fn eoi_mask(&self) -> u64 {
-        Self::masks(&self.regs.eisr)
+        self.masks(&self.regs.eisr)
     }
     fn set_maintenance(&mut self, underflow: bool, no_pending: bool) {
         let mut v = self.regs.hcr.extract();
