@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::cli::format_size;
+use crate::config::VmPlan;
 use crate::error::{IoContext, Result};
 use crate::{fail, usage};
 
@@ -97,19 +98,25 @@ impl Workspace {
 pub enum Guest {
     /// A crate under `guests/`, built by xtask.
     Crate(String),
+    /// Debian's stock arm64 kernel with xtask's busybox initramfs (see [`crate::linux`]).
+    Linux,
     /// A raw binary or arm64 `Image` file, used as is.
     File(PathBuf),
 }
 
 impl Guest {
-    /// The VM name to put into the package: the crate name, or `vm0` for a file.
+    /// The VM name to put into the package: the crate name, `linux`, or `vm0` for a file.
     pub fn vm_name(&self) -> String {
         match self {
             Guest::Crate(name) => name.clone(),
+            Guest::Linux => LINUX_GUEST.to_string(),
             Guest::File(_) => "vm0".to_string(),
         }
     }
 }
+
+/// The `--guest` name of the Linux guest.
+pub const LINUX_GUEST: &str = "linux";
 
 /// Resolves `--guest NAME|PATH`: a name of a crate in `crates` wins; otherwise it must be an
 /// existing file (relative paths are taken from `base`).
@@ -122,6 +129,9 @@ pub fn resolve_guest(spec: &str, crates: &[String], base: &Path) -> Result<Guest
     }
     if crates.iter().any(|c| c == spec) {
         return Ok(Guest::Crate(spec.to_string()));
+    }
+    if spec == LINUX_GUEST {
+        return Ok(Guest::Linux);
     }
     let path = base.join(spec);
     if path.is_file() {
@@ -136,8 +146,8 @@ pub fn resolve_guest(spec: &str, crates: &[String], base: &Path) -> Result<Guest
     let looks_like_name = !spec.contains(['/', '\\', '.']);
     if looks_like_name {
         Err(usage!(
-            "--guest {spec}: no such guest crate (available: {}) and no such file; \
-             give one of those names or a path to a raw binary or arm64 Image",
+            "--guest {spec}: no such guest crate (available: {}, and {LINUX_GUEST}) and no such \
+             file; give one of those names or a path to a raw binary or arm64 Image",
             crates.join(", ")
         ))
     } else {
@@ -313,20 +323,26 @@ pub fn build_guests(ws: &Workspace, objcopy_path: &Path, names: &[String]) -> Re
         .collect()
 }
 
-/// One VM to package.
+/// One VM to package, with its image files.
 #[derive(Debug, Clone)]
 pub struct VmConfig {
     /// Console prefix / VM name.
     pub name: String,
     /// Kernel image file.
     pub kernel: PathBuf,
+    /// Initrd file, if any.
+    pub initrd: Option<PathBuf>,
     /// Guest RAM in bytes.
     pub mem_bytes: u64,
+    /// vCPUs.
+    pub vcpus: u32,
     /// Guest command line.
     pub cmdline: String,
+    /// PSCI SYSTEM_OFF of this VM ends the whole machine (`VM_FLAG_SYSTEM_OFF_ENDS_ALL`).
+    pub ends_all: bool,
 }
 
-/// Builds the package bytes for `vms` (one vCPU each; SYSTEM_OFF of the VM ends the run).
+/// Builds the package bytes for `vms`.
 pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
     let mut builder = vmpkg::PackageBuilder::new();
     for vm in vms {
@@ -334,13 +350,21 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
         if kernel.is_empty() {
             return Err(fail!("guest image {} is empty", vm.kernel.display()));
         }
+        let initrd = match &vm.initrd {
+            Some(p) => Some(fs::read(p).io(|| format!("reading {}", p.display()))?),
+            None => None,
+        };
         builder.add_vm(vmpkg::VmImage {
             name: vm.name.clone(),
             mem_bytes: vm.mem_bytes,
-            vcpus: 1,
-            flags: vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL,
+            vcpus: vm.vcpus,
+            flags: if vm.ends_all {
+                vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL
+            } else {
+                0
+            },
             kernel,
-            initrd: None,
+            initrd,
             cmdline: vm.cmdline.clone(),
         });
     }
@@ -354,6 +378,52 @@ pub fn write_package(path: &Path, vms: &[VmConfig]) -> Result<()> {
         fs::create_dir_all(dir).io(|| format!("creating {}", dir.display()))?;
     }
     fs::write(path, bytes).io(|| format!("writing {}", path.display()))
+}
+
+/// Guest crates `plans` use, sorted, once each.
+pub fn crates_of(plans: &[VmPlan]) -> Vec<String> {
+    let mut names: Vec<String> = plans
+        .iter()
+        .filter_map(|p| match &p.guest {
+            Guest::Crate(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Turns plans into package entries, once their guest crates are built (the Linux assets
+/// are fetched/built here when a plan needs them).
+pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
+    let linux = if crate::config::needs_linux(plans) {
+        let assets = crate::linux::ensure_assets(ws)?;
+        eprintln!("xtask: {}", assets.describe());
+        Some(assets)
+    } else {
+        None
+    };
+    plans
+        .iter()
+        .map(|p| {
+            let (kernel, initrd) = match (&p.guest, &linux) {
+                (Guest::Crate(n), _) => (ws.guest_bin(n), None),
+                (Guest::File(f), _) => (f.clone(), None),
+                (Guest::Linux, Some(a)) => (a.image.clone(), Some(a.initramfs.clone())),
+                (Guest::Linux, None) => unreachable!("assets are fetched for Linux plans"),
+            };
+            Ok(VmConfig {
+                name: p.name.clone(),
+                kernel: p.kernel.clone().unwrap_or(kernel),
+                initrd: p.initrd.clone().or(initrd),
+                mem_bytes: p.mem,
+                vcpus: p.vcpus,
+                cmdline: p.cmdline.clone(),
+                ends_all: p.ends_all,
+            })
+        })
+        .collect()
 }
 
 /// A line `  path  size` for the build summary.
@@ -378,47 +448,37 @@ pub struct Built {
     pub guests: Vec<PathBuf>,
     /// `target/images/package.bin`.
     pub package: PathBuf,
+    /// What went into the package.
+    pub vms: Vec<VmConfig>,
 }
 
-/// Builds the hypervisor, the guest crates `extra_guests` plus `guest`, and the package of
-/// one VM running `guest`.
-pub fn build_all(
-    ws: &Workspace,
-    guest: &Guest,
-    extra_guests: &[String],
-    mem_bytes: u64,
-    cmdline: &str,
-) -> Result<Built> {
+/// Builds the hypervisor, the guest crates `extra_guests` plus those `plans` use, the Linux
+/// assets when a plan needs them, and the package of `plans`.
+pub fn build_all(ws: &Workspace, plans: &[VmPlan], extra_guests: &[String]) -> Result<Built> {
     let objcopy_path = find_objcopy(ws)?;
     let hypervisor = build_hypervisor(ws, &objcopy_path)?;
     let mut names: Vec<String> = extra_guests.to_vec();
-    if let Guest::Crate(name) = guest {
-        if !names.contains(name) {
-            names.push(name.clone());
+    for n in crates_of(plans) {
+        if !names.contains(&n) {
+            names.push(n);
         }
     }
     let mut guests = build_guests(ws, &objcopy_path, &names)?;
-    let kernel = match guest {
-        Guest::Crate(name) => ws.guest_bin(name),
-        Guest::File(path) => {
-            guests.push(path.clone());
-            path.clone()
+    let vms = vm_configs(ws, plans)?;
+    for vm in &vms {
+        for f in std::iter::once(&vm.kernel).chain(&vm.initrd) {
+            if !guests.contains(f) {
+                guests.push(f.clone());
+            }
         }
-    };
+    }
     let package = ws.package_bin();
-    write_package(
-        &package,
-        &[VmConfig {
-            name: guest.vm_name(),
-            kernel,
-            mem_bytes,
-            cmdline: cmdline.to_string(),
-        }],
-    )?;
+    write_package(&package, &vms)?;
     Ok(Built {
         hypervisor,
         guests,
         package,
+        vms,
     })
 }
 
@@ -450,6 +510,8 @@ mod tests {
             resolve_guest(abs.to_str().unwrap(), &crates, Path::new("/")),
             Ok(Guest::File(abs))
         );
+        assert_eq!(resolve_guest("linux", &crates, &dir), Ok(Guest::Linux));
+        assert_eq!(Guest::Linux.vm_name(), "linux");
         for bad in ["nosuch", "./nosuch.bin", "", "."] {
             let err = resolve_guest(bad, &crates, &dir).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad}: {err}");
@@ -491,11 +553,16 @@ mod tests {
         let dir = scratch("pkg");
         let kernel = dir.join("k.bin");
         fs::write(&kernel, [1u8, 2, 3, 4]).unwrap();
+        let initrd = dir.join("initrd");
+        fs::write(&initrd, [9u8; 5]).unwrap();
         let bytes = package_bytes(&[VmConfig {
             name: "hello".into(),
             kernel,
+            initrd: Some(initrd),
             mem_bytes: 128 << 20,
+            vcpus: 3,
             cmdline: "reset".into(),
+            ends_all: false,
         }])
         .unwrap();
         assert_eq!(&bytes[..8], &vmpkg::MAGIC);
@@ -504,8 +571,10 @@ mod tests {
         let vm = pkg.vm(0).expect("valid vm");
         assert_eq!(vm.name, "hello");
         assert_eq!(vm.mem_bytes, 128 << 20);
-        assert_eq!(vm.vcpus, 1);
+        assert_eq!(vm.vcpus, 3);
+        assert_eq!(vm.flags, 0);
         assert_eq!(vm.kernel, &[1, 2, 3, 4]);
+        assert_eq!(vm.initrd, Some(&[9u8; 5][..]));
         assert_eq!(vm.cmdline, "reset");
         fs::remove_dir_all(dir).unwrap();
     }

@@ -1,6 +1,8 @@
 //! Command line of `cargo xtask`: subcommands, options, value parsers and the checks that
 //! need more than one option at a time.
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Default guest RAM.
@@ -13,6 +15,8 @@ pub const DEFAULT_QEMU_TIMEOUT: u64 = 60;
 pub const MAX_SMP_GICV2: u32 = 8;
 /// Most CPUs we let QEMU `virt` start with a GICv3.
 pub const MAX_SMP: u32 = 64;
+/// Most vCPUs of one VM (the hypervisor's limit).
+pub const MAX_VCPUS: u32 = 64;
 
 /// `cargo xtask`: build, run and test the hypervisor.
 #[derive(Debug, Parser)]
@@ -20,7 +24,7 @@ pub const MAX_SMP: u32 = 64;
     name = "cargo xtask",
     bin_name = "cargo xtask",
     about = "Build, run and test the AArch64 hypervisor under QEMU",
-    after_help = "Examples:\n  cargo xtask qemu                       boot the hello guest (VHE, GICv3)\n  cargo xtask qemu --cpu cortex-a57 --gic 2\n  cargo xtask test                       host tests + QEMU scenario matrix"
+    after_help = "Examples:\n  cargo xtask qemu                       boot the hello guest (VHE, GICv3)\n  cargo xtask qemu --cpu cortex-a57 --gic 2\n  cargo xtask qemu --guest hello --vcpus 2 --smp 2\n  cargo xtask qemu --config configs/two-vms.toml\n  cargo xtask qemu --guest linux         Debian's kernel to a busybox shell\n  cargo xtask linux-native               the same kernel without the hypervisor, timed\n  cargo xtask test                       host tests + QEMU scenario matrix\n  cargo xtask test --full                ... plus the full_only scenarios (Linux)"
 )]
 pub struct Cli {
     /// What to do.
@@ -37,25 +41,45 @@ pub enum Command {
     Qemu(QemuArgs),
     /// Run the host tests, then every QEMU scenario in tests/scenarios/ over the CPU x GIC matrix.
     Test(TestArgs),
+    /// Boot the Linux guest (Debian kernel + busybox initramfs) under plain QEMU, without the
+    /// hypervisor, and time it to `linux-guest: userspace up` (the native baseline).
+    LinuxNative(LinuxNativeArgs),
 }
 
-/// What goes into the VM package: the guest and its memory and command line.
-#[derive(Debug, Clone, Args)]
+/// What goes into the VM package: one VM from options, or a configuration file.
+#[derive(Debug, Clone, Default, Args)]
 pub struct VmArgs {
-    /// Guest: a crate under guests/ (hello, hostile) or a path to a raw binary or arm64 Image.
-    #[arg(long, value_name = "NAME|PATH", default_value = "hello")]
-    pub guest: String,
-    /// Guest RAM, e.g. 128M, 1G or a number of bytes.
-    #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_size_arg)]
-    pub mem: u64,
-    /// Guest kernel command line (for the test guests, e.g. `reset`).
+    /// Guest: a crate under guests/ (hello, hostile, ...), `linux` (Debian's arm64 kernel with
+    /// a busybox initramfs, fetched once into target/linux/), or a path to a raw binary or
+    /// arm64 Image [default: hello].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub guest: Option<String>,
+    /// Guest RAM, e.g. 128M, 1G or a number of bytes [default: 128M; 512M for linux].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub mem: Option<u64>,
+    /// Number of vCPUs of the VM [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_VCPUS as i64))]
+    pub vcpus: Option<u32>,
+    /// Guest kernel command line, as QEMU's -append (e.g. `reset` for the hello guest)
+    /// [default: empty; "console=ttyAMA0" for linux].
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
+    /// Guest kernel image, as QEMU's -kernel: instead of --guest, or with --guest linux to
+    /// replace Debian's kernel.
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Option<PathBuf>,
+    /// Guest initrd, as QEMU's -initrd (with --kernel, or with --guest linux to replace the
+    /// built initramfs).
+    #[arg(long, value_name = "PATH")]
+    pub initrd: Option<PathBuf>,
+    /// VM configuration file (TOML: [machine] defaults and [[vm]] tables; see configs/).
+    /// Replaces --guest, --mem, --vcpus, --append, --kernel and --initrd.
     #[arg(
         long,
-        value_name = "ARGS",
-        default_value = "",
-        allow_hyphen_values = true
+        value_name = "FILE",
+        conflicts_with_all = ["guest", "mem", "vcpus", "append", "kernel", "initrd"]
     )]
-    pub append: String,
+    pub config: Option<PathBuf>,
 }
 
 /// Options of `cargo xtask build`.
@@ -72,16 +96,18 @@ pub struct QemuArgs {
     /// The VM to run.
     #[command(flatten)]
     pub vm: VmArgs,
-    /// CPU model: cortex-a57 (ARMv8.0, no VHE) or max (ARMv8.x with VHE).
-    #[arg(long, value_enum, default_value = "max")]
-    pub cpu: Cpu,
-    /// GIC version of the QEMU machine.
-    #[arg(long, value_enum, default_value = "3")]
-    pub gic: Gic,
-    /// Number of physical CPUs of the QEMU machine.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=MAX_SMP as i64))]
-    pub smp: u32,
-    /// Memory of the QEMU machine [default: VM memory + 256M].
+    /// CPU model: cortex-a57 (ARMv8.0, no VHE) or max (ARMv8.x with VHE) [default: max, or
+    /// the config's [machine] cpu].
+    #[arg(long, value_enum)]
+    pub cpu: Option<Cpu>,
+    /// GIC version of the QEMU machine [default: 3, or the config's [machine] gic].
+    #[arg(long, value_enum)]
+    pub gic: Option<Gic>,
+    /// Number of physical CPUs of the QEMU machine [default: 1, or the config's [machine] smp].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_SMP as i64))]
+    pub smp: Option<u32>,
+    /// Memory of the QEMU machine [default: the config's [machine] host_mem, or the VMs'
+    /// memory + 256M].
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub host_mem: Option<u64>,
     /// World-switch backend: auto (VHE when the CPU has it), vhe, or nvhe.
@@ -104,6 +130,42 @@ pub struct TestArgs {
     /// Skip the host `cargo test` step.
     #[arg(long)]
     pub skip_host: bool,
+    /// Also run the scenarios marked `full_only` (e.g. the Linux guest; fetches its packages
+    /// with apt-get on first use).
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// Options of `cargo xtask linux-native`.
+#[derive(Debug, Clone, Args)]
+pub struct LinuxNativeArgs {
+    /// CPU model.
+    #[arg(long, value_enum, default_value = "cortex-a57")]
+    pub cpu: Cpu,
+    /// GIC version of the QEMU machine.
+    #[arg(long, value_enum, default_value = "3")]
+    pub gic: Gic,
+    /// Number of CPUs.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=MAX_SMP as i64))]
+    pub smp: u32,
+    /// Memory of the QEMU machine.
+    #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size_arg)]
+    pub mem: u64,
+    /// Kernel image instead of Debian's.
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Option<PathBuf>,
+    /// Initrd instead of the built initramfs.
+    #[arg(long, value_name = "PATH")]
+    pub initrd: Option<PathBuf>,
+    /// Kernel command line [default: "console=ttyAMA0 test=1", or "console=ttyAMA0" with --shell].
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
+    /// Boot to a shell on the console instead of the scripted check.
+    #[arg(long)]
+    pub shell: bool,
+    /// Kill QEMU after this many seconds [default: 120; none with --shell].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
 }
 
 /// QEMU CPU model.
@@ -191,35 +253,56 @@ impl Backend {
     }
 }
 
-/// Checks the options of `cargo xtask qemu` that depend on each other.
-pub fn validate_qemu(args: &QemuArgs) -> Result<(), String> {
-    if args.backend == Backend::Vhe && !args.cpu.has_vhe() {
+/// The QEMU machine `cargo xtask qemu` starts, after defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    /// CPU model.
+    pub cpu: Cpu,
+    /// GIC version.
+    pub gic: Gic,
+    /// Physical CPUs.
+    pub smp: u32,
+    /// Memory in bytes.
+    pub host_mem: u64,
+}
+
+/// Resolves the machine from the command line, then a config's `[machine]` defaults, then
+/// the built-in defaults, and checks the options that depend on each other.
+pub fn resolve_machine(
+    args: &QemuArgs,
+    defaults: &crate::config::MachineDefaults,
+    vm_mem_total: u64,
+) -> Result<Machine, String> {
+    let m = Machine {
+        cpu: args.cpu.or(defaults.cpu).unwrap_or(Cpu::Max),
+        gic: args.gic.or(defaults.gic).unwrap_or(Gic::V3),
+        smp: args.smp.or(defaults.smp).unwrap_or(1),
+        host_mem: host_mem(args.host_mem.or(defaults.host_mem), vm_mem_total),
+    };
+    if args.backend == Backend::Vhe && !m.cpu.has_vhe() {
         return Err(format!(
             "--backend vhe needs a CPU with VHE, and --cpu {} has none (ARMv8.0); \
              use --cpu max, or --backend nvhe / auto",
-            args.cpu.name()
+            m.cpu.name()
         ));
     }
-    if args.gic == Gic::V2 && args.smp > MAX_SMP_GICV2 {
+    if m.gic == Gic::V2 && m.smp > MAX_SMP_GICV2 {
         return Err(format!(
             "--smp {} is too many for --gic 2 (QEMU virt supports at most {MAX_SMP_GICV2} CPUs \
              with a GICv2); use --gic 3 or a smaller --smp",
-            args.smp
+            m.smp
         ));
     }
-    validate_mem(args.vm.mem, "--mem")?;
-    if let Some(host) = args.host_mem {
-        if host <= args.vm.mem {
-            return Err(format!(
-                "--host-mem {} is not larger than the VM memory ({}); the hypervisor needs room \
-                 too: give at least {}",
-                format_size(host),
-                format_size(args.vm.mem),
-                format_size(args.vm.mem + HOST_MEM_OVERHEAD)
-            ));
-        }
+    if m.host_mem <= vm_mem_total {
+        return Err(format!(
+            "--host-mem {} is not larger than the VM memory ({}); the hypervisor needs room \
+             too: give at least {}",
+            format_size(m.host_mem),
+            format_size(vm_mem_total),
+            format_size(vm_mem_total + HOST_MEM_OVERHEAD)
+        ));
     }
-    Ok(())
+    Ok(m)
 }
 
 /// Checks a VM memory size: at least 1 MiB and a whole number of 4 KiB pages.
@@ -346,21 +429,35 @@ mod tests {
         assert_eq!(format_size(12), "12 B");
     }
 
+    fn machine(q: &QemuArgs) -> Result<Machine, String> {
+        resolve_machine(q, &crate::config::MachineDefaults::default(), DEFAULT_MEM)
+    }
+
     #[test]
     fn qemu_defaults() {
         let q = qemu(&[]);
-        assert_eq!(q.cpu, Cpu::Max);
-        assert_eq!(q.gic, Gic::V3);
-        assert_eq!(q.smp, 1);
+        assert_eq!(q.cpu, None);
+        assert_eq!(q.gic, None);
+        assert_eq!(q.smp, None);
         assert_eq!(q.backend, Backend::Auto);
-        assert_eq!(q.vm.guest, "hello");
-        assert_eq!(q.vm.mem, DEFAULT_MEM);
-        assert_eq!(q.vm.append, "");
+        assert_eq!(q.vm.guest, None);
+        assert_eq!(q.vm.mem, None);
+        assert_eq!(q.vm.vcpus, None);
+        assert_eq!(q.vm.append, None);
+        assert_eq!(q.vm.config, None);
         assert_eq!(q.host_mem, None);
         assert_eq!(q.timeout, None);
         assert!(!q.gdb);
-        assert!(validate_qemu(&q).is_ok());
-        assert_eq!(host_mem(q.host_mem, q.vm.mem), 384 << 20);
+        let m = machine(&q).unwrap();
+        assert_eq!(
+            m,
+            Machine {
+                cpu: Cpu::Max,
+                gic: Gic::V3,
+                smp: 1,
+                host_mem: 384 << 20
+            }
+        );
     }
 
     #[test]
@@ -374,6 +471,8 @@ mod tests {
             "4",
             "--mem",
             "64M",
+            "--vcpus",
+            "3",
             "--host-mem",
             "1G",
             "--guest",
@@ -386,17 +485,64 @@ mod tests {
             "--timeout",
             "5",
         ]);
-        assert_eq!(q.cpu, Cpu::CortexA57);
-        assert_eq!(q.gic, Gic::V2);
-        assert_eq!(q.smp, 4);
-        assert_eq!(q.vm.mem, 64 << 20);
+        assert_eq!(q.cpu, Some(Cpu::CortexA57));
+        assert_eq!(q.gic, Some(Gic::V2));
+        assert_eq!(q.smp, Some(4));
+        assert_eq!(q.vm.mem, Some(64 << 20));
+        assert_eq!(q.vm.vcpus, Some(3));
         assert_eq!(q.host_mem, Some(1 << 30));
-        assert_eq!(q.vm.guest, "hostile");
-        assert_eq!(q.vm.append, "reset");
+        assert_eq!(q.vm.guest.as_deref(), Some("hostile"));
+        assert_eq!(q.vm.append.as_deref(), Some("reset"));
         assert_eq!(q.backend, Backend::Nvhe);
         assert!(q.gdb);
         assert_eq!(q.timeout, Some(5));
-        assert!(validate_qemu(&q).is_ok());
+        assert!(machine(&q).is_ok());
+        let q = qemu(&[
+            "--kernel",
+            "Image",
+            "--initrd",
+            "rd",
+            "--append",
+            "console=ttyAMA0",
+        ]);
+        assert_eq!(q.vm.kernel.as_deref(), Some(std::path::Path::new("Image")));
+        assert_eq!(q.vm.initrd.as_deref(), Some(std::path::Path::new("rd")));
+    }
+
+    #[test]
+    fn config_excludes_vm_options() {
+        for other in [
+            &["--guest", "hello"][..],
+            &["--mem", "64M"],
+            &["--vcpus", "2"],
+            &["--append", "x"],
+            &["--kernel", "Image"],
+            &["--initrd", "rd"],
+        ] {
+            for cmd in ["qemu", "build"] {
+                let mut args = vec![cmd, "--config", "configs/two-vms.toml"];
+                args.extend_from_slice(other);
+                let err = parse(&args).expect_err(&format!("{args:?}"));
+                assert_eq!(err.kind(), ErrorKind::ArgumentConflict, "{args:?}");
+                assert!(err.to_string().contains("--config"), "{err}");
+            }
+        }
+        // Machine options go with a config: they override its [machine] table.
+        let q = qemu(&["--config", "c.toml", "--smp", "1", "--cpu", "cortex-a57"]);
+        let defaults = crate::config::MachineDefaults {
+            smp: Some(2),
+            gic: Some(Gic::V2),
+            cpu: Some(Cpu::Max),
+            host_mem: Some(1 << 30),
+        };
+        let m = resolve_machine(&q, &defaults, 128 << 20).unwrap();
+        assert_eq!(m.smp, 1);
+        assert_eq!(m.cpu, Cpu::CortexA57);
+        assert_eq!(m.gic, Gic::V2);
+        assert_eq!(m.host_mem, 1 << 30);
+        let q = qemu(&["--config", "c.toml"]);
+        let m = resolve_machine(&q, &Default::default(), 3 << 30).unwrap();
+        assert_eq!(m.host_mem, (3 << 30) + HOST_MEM_OVERHEAD);
     }
 
     #[test]
@@ -407,11 +553,15 @@ mod tests {
             &["qemu", "--smp", "0"],
             &["qemu", "--smp", "many"],
             &["qemu", "--mem", "lots"],
+            &["qemu", "--vcpus", "0"],
+            &["qemu", "--vcpus", "65"],
             &["qemu", "--backend", "kvm"],
             &["qemu", "--timeout", "0"],
             &["qemu", "--frobnicate"],
             &["build", "--cpu", "max"],
             &["test", "--gic", "2"],
+            &["linux-native", "--backend", "vhe"],
+            &["linux-native", "--smp", "0"],
             &["launch"],
             &[],
         ];
@@ -424,25 +574,61 @@ mod tests {
 
     #[test]
     fn append_may_start_with_a_dash() {
-        assert_eq!(qemu(&["--append", "-v x"]).vm.append, "-v x");
+        assert_eq!(
+            qemu(&["--append", "-v x"]).vm.append.as_deref(),
+            Some("-v x")
+        );
     }
 
     #[test]
     fn vhe_on_cortex_a57_is_rejected() {
         let q = qemu(&["--cpu", "cortex-a57", "--backend", "vhe"]);
-        let msg = validate_qemu(&q).unwrap_err();
+        let msg = machine(&q).unwrap_err();
         assert!(msg.contains("VHE"), "{msg}");
-        assert!(validate_qemu(&qemu(&["--cpu", "cortex-a57", "--backend", "nvhe"])).is_ok());
-        assert!(validate_qemu(&qemu(&["--cpu", "max", "--backend", "vhe"])).is_ok());
+        assert!(machine(&qemu(&["--cpu", "cortex-a57", "--backend", "nvhe"])).is_ok());
+        assert!(machine(&qemu(&["--cpu", "max", "--backend", "vhe"])).is_ok());
+        // A config's cpu counts too.
+        let q = qemu(&["--backend", "vhe"]);
+        let d = crate::config::MachineDefaults {
+            cpu: Some(Cpu::CortexA57),
+            ..Default::default()
+        };
+        assert!(resolve_machine(&q, &d, DEFAULT_MEM).is_err());
     }
 
     #[test]
     fn cross_checks() {
-        assert!(validate_qemu(&qemu(&["--gic", "2", "--smp", "9"])).is_err());
-        assert!(validate_qemu(&qemu(&["--gic", "3", "--smp", "9"])).is_ok());
-        assert!(validate_qemu(&qemu(&["--mem", "1G", "--host-mem", "1G"])).is_err());
-        assert!(validate_qemu(&qemu(&["--mem", "1000"])).is_err());
-        assert!(validate_qemu(&qemu(&["--mem", "1048577"])).is_err());
+        assert!(machine(&qemu(&["--gic", "2", "--smp", "9"])).is_err());
+        assert!(machine(&qemu(&["--gic", "3", "--smp", "9"])).is_ok());
+        let q = qemu(&["--host-mem", "1G"]);
+        assert!(resolve_machine(&q, &Default::default(), 1 << 30).is_err());
+        assert!(validate_mem(1000, "--mem").is_err());
+        assert!(validate_mem(1048577, "--mem").is_err());
+    }
+
+    #[test]
+    fn linux_native_args() {
+        match parse(&["linux-native"]).unwrap().command {
+            Command::LinuxNative(a) => {
+                assert_eq!(a.cpu, Cpu::CortexA57);
+                assert_eq!(a.smp, 1);
+                assert_eq!(a.mem, 512 << 20);
+                assert!(!a.shell);
+                assert_eq!(a.append, None);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["linux-native", "--cpu", "max", "--smp", "2", "--shell"])
+            .unwrap()
+            .command
+        {
+            Command::LinuxNative(a) => {
+                assert_eq!(a.cpu, Cpu::Max);
+                assert_eq!(a.smp, 2);
+                assert!(a.shell);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -454,13 +640,14 @@ mod tests {
 
     #[test]
     fn test_args() {
-        match parse(&["test", "--filter", "gic2", "--skip-host"])
+        match parse(&["test", "--filter", "gic2", "--skip-host", "--full"])
             .unwrap()
             .command
         {
             Command::Test(t) => {
                 assert_eq!(t.filter.as_deref(), Some("gic2"));
                 assert!(t.skip_host);
+                assert!(t.full);
             }
             other => panic!("{other:?}"),
         }

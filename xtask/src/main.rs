@@ -3,7 +3,10 @@
 
 mod build;
 mod cli;
+mod config;
+mod cpio;
 mod error;
+mod linux;
 mod qemu;
 mod scenarios;
 mod test_cmd;
@@ -12,8 +15,9 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use build::{describe_file, Guest, Workspace};
-use cli::{BuildArgs, Cli, Command, QemuArgs, DEFAULT_QEMU_TIMEOUT};
+use build::{describe_file, Workspace};
+use cli::{BuildArgs, Cli, Command, LinuxNativeArgs, QemuArgs, VmArgs, DEFAULT_QEMU_TIMEOUT};
+use config::MachineConfig;
 use error::{Error, IoContext, Result};
 use qemu::{Outcome, QemuConfig};
 
@@ -41,45 +45,59 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let tally = test_cmd::run(&ws, &args)?;
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
+        Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
     }
 }
 
-/// Resolves `--guest` against the guest crates and the current directory.
-fn resolve_guest(ws: &Workspace, spec: &str) -> Result<Guest> {
+/// The VMs the options ask for (relative paths from the current directory).
+fn plans(ws: &Workspace, vm: &VmArgs) -> Result<MachineConfig> {
     let cwd = std::env::current_dir().io(|| "reading the current directory".into())?;
-    build::resolve_guest(spec, &ws.guest_crates(), &cwd)
+    config::plans_from_args(vm, &ws.guest_crates(), &cwd)
 }
 
-fn build_cmd(ws: &Workspace, args: &BuildArgs) -> Result<()> {
-    cli::validate_mem(args.vm.mem, "--mem").map_err(Error::Usage)?;
-    let guest = resolve_guest(ws, &args.vm.guest)?;
-    let built = build::build_all(ws, &guest, &ws.guest_crates(), args.vm.mem, &args.vm.append)?;
+fn print_built(built: &build::Built) {
     println!("built:");
-    println!("{}", describe_file(&ws.hypervisor_elf()));
-    println!("{}", describe_file(&built.hypervisor));
+    for f in [&built.hypervisor, &built.package] {
+        println!("{}", describe_file(f));
+    }
     for g in &built.guests {
         println!("{}", describe_file(g));
     }
-    println!("{}", describe_file(&built.package));
-    println!(
-        "package: VM '{}', {} RAM, 1 vCPU, cmdline {:?}",
-        guest.vm_name(),
-        cli::format_size(args.vm.mem),
-        args.vm.append
-    );
+    for vm in &built.vms {
+        println!(
+            "package: VM '{}', {} RAM, {} vCPU(s), {}cmdline {:?}{}",
+            vm.name,
+            cli::format_size(vm.mem_bytes),
+            vm.vcpus,
+            if vm.initrd.is_some() { "initrd, " } else { "" },
+            vm.cmdline,
+            if vm.ends_all && built.vms.len() > 1 {
+                ", powering off ends all"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+fn build_cmd(ws: &Workspace, args: &BuildArgs) -> Result<()> {
+    let cfg = plans(ws, &args.vm)?;
+    let built = build::build_all(ws, &cfg.vms, &ws.guest_crates())?;
+    print_built(&built);
     Ok(())
 }
 
 fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
-    cli::validate_qemu(args).map_err(Error::Usage)?;
-    let guest = resolve_guest(ws, &args.vm.guest)?;
+    let plan = plans(ws, &args.vm)?;
+    let machine =
+        cli::resolve_machine(args, &plan.machine, plan.vm_mem_total()).map_err(Error::Usage)?;
     let qemu_path = qemu::ensure_qemu()?;
-    let built = build::build_all(ws, &guest, &[], args.vm.mem, &args.vm.append)?;
+    let built = build::build_all(ws, &plan.vms, &[])?;
     let cfg = QemuConfig {
-        cpu: args.cpu,
-        gic: args.gic,
-        smp: args.smp,
-        host_mem: cli::host_mem(args.host_mem, args.vm.mem),
+        cpu: machine.cpu,
+        gic: machine.gic,
+        smp: machine.smp,
+        host_mem: machine.host_mem,
         backend: args.backend,
         gdb: args.gdb,
         kernel: built.hypervisor,
@@ -119,4 +137,76 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         ),
     }
     Ok(outcome.exit_code())
+}
+
+/// `cargo xtask linux-native`: the Linux guest under plain QEMU (no hypervisor), timed to
+/// the userspace marker.
+fn linux_native_cmd(ws: &Workspace, args: &LinuxNativeArgs) -> Result<i32> {
+    let cwd = std::env::current_dir().io(|| "reading the current directory".into())?;
+    for p in args.kernel.iter().chain(&args.initrd) {
+        if !cwd.join(p).is_file() {
+            return Err(usage!("{} not found", p.display()));
+        }
+    }
+    if args.gic == cli::Gic::V2 && args.smp > cli::MAX_SMP_GICV2 {
+        return Err(usage!(
+            "--smp {} is too many for --gic 2 (at most {})",
+            args.smp,
+            cli::MAX_SMP_GICV2
+        ));
+    }
+    let qemu_path = qemu::ensure_qemu()?;
+    let assets = match (&args.kernel, &args.initrd) {
+        (Some(_), Some(_)) => None,
+        _ => {
+            let assets = linux::ensure_assets(ws)?;
+            eprintln!("xtask: {}", assets.describe());
+            Some(assets)
+        }
+    };
+    let kernel = match (&args.kernel, &assets) {
+        (Some(k), _) => cwd.join(k),
+        (None, Some(a)) => a.image.clone(),
+        (None, None) => unreachable!(),
+    };
+    let initrd = match (&args.initrd, &assets) {
+        (Some(i), _) => cwd.join(i),
+        (None, Some(a)) => a.initramfs.clone(),
+        (None, None) => unreachable!(),
+    };
+    let append = args.append.clone().unwrap_or_else(|| {
+        if args.shell {
+            linux::DEFAULT_CMDLINE.to_string()
+        } else {
+            format!("{} test=1", linux::DEFAULT_CMDLINE)
+        }
+    });
+    let qargs = qemu::native_linux_args(
+        args.cpu, args.gic, args.smp, args.mem, &kernel, &initrd, &append,
+    );
+    eprintln!("xtask: {}", qemu::show_args(&qemu_path, &qargs));
+    let timeout = match (args.timeout, args.shell) {
+        (Some(t), _) => Some(Duration::from_secs(t)),
+        (None, true) => None,
+        (None, false) => Some(Duration::from_secs(120)),
+    };
+    let run = qemu::run_watching(&qemu_path, &qargs, linux::MARKER, timeout, args.shell)?;
+    match run.marker_after {
+        Some(t) => eprintln!(
+            "xtask: \"{}\" after {:.2} s (wall clock, from starting QEMU)",
+            linux::MARKER,
+            t.as_secs_f64()
+        ),
+        None => eprintln!("xtask: \"{}\" never appeared", linux::MARKER),
+    }
+    eprintln!(
+        "xtask: QEMU ended after {:.2} s: {}",
+        run.total.as_secs_f64(),
+        run.outcome.describe()
+    );
+    let passed = args.shell || run.output.contains(linux::PASS_MARKER) || args.append.is_some();
+    Ok(match run.outcome {
+        Outcome::Exited(0) if !passed || run.marker_after.is_none() => 1,
+        o => o.exit_code(),
+    })
 }

@@ -86,17 +86,7 @@ impl QemuConfig {
 
     /// The command line as one string, for messages.
     pub fn command_line(&self, qemu: &Path) -> String {
-        let mut s = qemu.display().to_string();
-        for a in self.args() {
-            let a = a.to_string_lossy();
-            s.push(' ');
-            if a.contains(' ') || a.is_empty() {
-                s.push_str(&format!("\"{a}\""));
-            } else {
-                s.push_str(&a);
-            }
-        }
-        s
+        show_args(qemu, &self.args())
     }
 }
 
@@ -417,6 +407,127 @@ pub fn run_captured(
     })
 }
 
+/// QEMU's arguments for booting a Linux kernel directly, without the hypervisor (the
+/// native baseline): the same machine as under the hypervisor, minus `virtualization=on`.
+pub fn native_linux_args(
+    cpu: Cpu,
+    gic: Gic,
+    smp: u32,
+    mem: u64,
+    kernel: &Path,
+    initrd: &Path,
+    append: &str,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = [
+        "-M".to_string(),
+        format!("virt,gic-version={}", gic.number()),
+        "-cpu".into(),
+        cpu.qemu_arg().into(),
+        "-smp".into(),
+        smp.to_string(),
+        "-m".into(),
+        format!("{}M", mem.div_ceil(1 << 20)),
+        "-nographic".into(),
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    args.extend([
+        "-kernel".into(),
+        kernel.as_os_str().to_owned(),
+        "-initrd".into(),
+        initrd.as_os_str().to_owned(),
+        "-append".into(),
+        append.into(),
+    ]);
+    args
+}
+
+/// `program arg arg ...` for messages, quoting arguments with spaces.
+pub fn show_args(program: &Path, args: &[OsString]) -> String {
+    let mut s = program.display().to_string();
+    for a in args {
+        let a = a.to_string_lossy();
+        s.push(' ');
+        if a.contains(' ') || a.is_empty() {
+            s.push_str(&format!("\"{a}\""));
+        } else {
+            s.push_str(&a);
+        }
+    }
+    s
+}
+
+/// A run whose output was echoed and watched for a marker.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    /// How QEMU ended.
+    pub outcome: Outcome,
+    /// When the marker first appeared, from the start of QEMU.
+    pub marker_after: Option<Duration>,
+    /// From the start of QEMU to its end.
+    pub total: Duration,
+    /// Everything QEMU printed on stdout (up to 1 MiB).
+    pub output: String,
+}
+
+/// Runs QEMU with its stdout echoed to ours and watched for `marker` (stdin is the terminal
+/// when `interactive`, closed otherwise; stderr is passed through).
+pub fn run_watching(
+    qemu: &Path,
+    args: &[OsString],
+    marker: &str,
+    timeout: Option<Duration>,
+    interactive: bool,
+) -> Result<Watched> {
+    let start = std::time::Instant::now();
+    let mut cmd = Command::new(qemu);
+    cmd.args(args).stdout(Stdio::piped());
+    if !interactive {
+        cmd.stdin(Stdio::null());
+    }
+    let mut child = cmd
+        .spawn()
+        .io(|| format!("could not start {}", qemu.display()))?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let marker = marker.as_bytes().to_vec();
+    let reader = thread::spawn(move || {
+        use std::io::Write;
+        let mut stdout = stdout;
+        let mut seen: Vec<u8> = Vec::new();
+        let mut found = None;
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(&buf[..n]);
+                    let _ = out.flush();
+                    if seen.len() < (1 << 20) {
+                        seen.extend_from_slice(&buf[..n]);
+                    }
+                    if found.is_none() && seen.windows(marker.len()).any(|w| w == marker) {
+                        found = Some(start.elapsed());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        (found, seen)
+    });
+    let outcome = wait(&mut child, timeout, false)?;
+    let total = start.elapsed();
+    let (marker_after, seen) = reader.join().unwrap_or((None, Vec::new()));
+    Ok(Watched {
+        outcome,
+        marker_after,
+        total,
+        output: String::from_utf8_lossy(&seen).into_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +574,25 @@ mod tests {
         assert!(
             a.ends_with("-append backend=auto exit=semihosting -s -S"),
             "{a}"
+        );
+    }
+
+    #[test]
+    fn native_command_line() {
+        let a = native_linux_args(
+            Cpu::CortexA57,
+            Gic::V2,
+            2,
+            512 << 20,
+            Path::new("target/linux/Image"),
+            Path::new("target/linux/initramfs.cpio.gz"),
+            "console=ttyAMA0 test=1",
+        );
+        assert_eq!(
+            show_args(Path::new("qemu"), &a),
+            "qemu -M virt,gic-version=2 -cpu cortex-a57 -smp 2 -m 512M -nographic \
+             -kernel target/linux/Image -initrd target/linux/initramfs.cpio.gz \
+             -append \"console=ttyAMA0 test=1\""
         );
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::cli::{parse_size, validate_mem, Backend, Cpu, Gic, DEFAULT_MEM};
+use crate::cli::{parse_size, validate_mem, Backend, Cpu, Gic};
 use crate::error::{IoContext, Result};
 use crate::fail;
 use crate::qemu::Outcome;
@@ -30,18 +30,41 @@ pub enum ExpectExit {
 #[serde(deny_unknown_fields)]
 struct ScenarioFile {
     description: Option<String>,
-    guest: String,
-    #[serde(default)]
-    append: String,
+    guest: Option<String>,
+    config: Option<String>,
+    append: Option<String>,
     mem: Option<String>,
+    vcpus: Option<u32>,
     smp: Option<u32>,
     timeout: Option<u64>,
     exit: ExpectExit,
     #[serde(default)]
     expect: Vec<String>,
     #[serde(default)]
+    expect_any_order: Vec<String>,
+    #[serde(default)]
     forbid: Vec<String>,
     cells: Option<Vec<String>>,
+    #[serde(default)]
+    full_only: bool,
+}
+
+/// What a scenario boots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScenarioVms {
+    /// One VM.
+    Guest {
+        /// Guest crate name, `linux`, or image path relative to the workspace root.
+        guest: String,
+        /// Guest command line (`None`: the guest's default).
+        append: Option<String>,
+        /// Guest RAM in bytes (`None`: the guest's default).
+        mem: Option<u64>,
+        /// vCPUs.
+        vcpus: u32,
+    },
+    /// The VMs of a configuration file (path relative to the workspace root).
+    Config(String),
 }
 
 /// A checked scenario.
@@ -51,50 +74,96 @@ pub struct Scenario {
     pub name: String,
     /// What it tests (free text).
     pub description: String,
-    /// Guest crate name, or image path relative to the workspace root.
-    pub guest: String,
-    /// Guest command line.
-    pub append: String,
-    /// Guest RAM in bytes.
-    pub mem: u64,
-    /// Physical CPUs of the QEMU machine.
-    pub smp: u32,
+    /// What it boots.
+    pub vms: ScenarioVms,
+    /// Physical CPUs of the QEMU machine (`None`: the config's `[machine] smp`, or 1).
+    pub smp: Option<u32>,
     /// Timeout of one run, in seconds.
     pub timeout: u64,
     /// Exit status expectation.
     pub exit: ExpectExit,
     /// Substrings that must appear in the output, in this order.
     pub expect: Vec<String>,
+    /// Substrings that must appear in the output, in any order.
+    pub expect_any_order: Vec<String>,
     /// Substrings that must not appear anywhere in the output.
     pub forbid: Vec<String>,
     /// Cells to run in (names from [`matrix`]); all when `None`.
     pub cells: Option<Vec<String>>,
+    /// Only `cargo xtask test --full` runs it.
+    pub full_only: bool,
 }
 
 /// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
 pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, String> {
     let f: ScenarioFile = toml::from_str(text).map_err(|e| e.to_string())?;
-    if f.guest.trim().is_empty() {
-        return Err("`guest` must name a guest crate or an image path".into());
-    }
-    let mem = match &f.mem {
-        Some(s) => parse_size(s).map_err(|e| format!("`mem`: {e}"))?,
-        None => DEFAULT_MEM,
+    let vms = match (f.guest, f.config) {
+        (Some(_), Some(_)) => {
+            return Err("give `guest` or `config`, not both".into());
+        }
+        (None, None) => {
+            return Err(
+                "missing `guest` (a guest crate, \"linux\" or an image path) or `config` \
+                 (a VM configuration file)"
+                    .into(),
+            )
+        }
+        (None, Some(config)) => {
+            if f.append.is_some() || f.mem.is_some() || f.vcpus.is_some() {
+                return Err(
+                    "`append`, `mem` and `vcpus` go with `guest`; with `config` the \
+                     configuration file describes the VMs"
+                        .into(),
+                );
+            }
+            if config.trim().is_empty() {
+                return Err("`config` must name a configuration file".into());
+            }
+            ScenarioVms::Config(config)
+        }
+        (Some(guest), None) => {
+            if guest.trim().is_empty() {
+                return Err("`guest` must name a guest crate or an image path".into());
+            }
+            let mem = match &f.mem {
+                Some(s) => {
+                    let m = parse_size(s).map_err(|e| format!("`mem`: {e}"))?;
+                    validate_mem(m, "`mem`")?;
+                    Some(m)
+                }
+                None => None,
+            };
+            let vcpus = f.vcpus.unwrap_or(1);
+            crate::config::validate_vcpus(vcpus, "`vcpus`")?;
+            ScenarioVms::Guest {
+                guest,
+                append: f.append,
+                mem,
+                vcpus,
+            }
+        }
     };
-    validate_mem(mem, "`mem`")?;
-    let smp = f.smp.unwrap_or(1);
-    if !(1..=crate::cli::MAX_SMP_GICV2).contains(&smp) {
-        return Err(format!(
-            "`smp` = {smp}: must be 1..={} (every scenario also runs on GICv2)",
-            crate::cli::MAX_SMP_GICV2
-        ));
+    if let Some(smp) = f.smp {
+        if !(1..=crate::cli::MAX_SMP_GICV2).contains(&smp) {
+            return Err(format!(
+                "`smp` = {smp}: must be 1..={} (every scenario also runs on GICv2)",
+                crate::cli::MAX_SMP_GICV2
+            ));
+        }
     }
     let timeout = f.timeout.unwrap_or(DEFAULT_SCENARIO_TIMEOUT);
     if timeout == 0 {
         return Err("`timeout` must be at least 1 second".into());
     }
-    if f.expect.iter().chain(&f.forbid).any(String::is_empty) {
-        return Err("`expect` and `forbid` must not contain empty strings".into());
+    if f.expect
+        .iter()
+        .chain(&f.expect_any_order)
+        .chain(&f.forbid)
+        .any(String::is_empty)
+    {
+        return Err(
+            "`expect`, `expect_any_order` and `forbid` must not contain empty strings".into(),
+        );
     }
     if let Some(cells) = &f.cells {
         let known: Vec<String> = matrix().iter().map(Cell::name).collect();
@@ -108,15 +177,15 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
     Ok(Scenario {
         name: name.to_string(),
         description: f.description.unwrap_or_default(),
-        guest: f.guest,
-        append: f.append,
-        mem,
-        smp,
+        vms,
+        smp: f.smp,
         timeout,
         exit: f.exit,
         expect: f.expect,
+        expect_any_order: f.expect_any_order,
         forbid: f.forbid,
         cells: f.cells,
+        full_only: f.full_only,
     })
 }
 
@@ -212,11 +281,12 @@ impl Run<'_> {
     }
 }
 
-/// Every (scenario, cell) pair the scenarios allow whose name contains `filter`.
-pub fn expand<'a>(scenarios: &'a [Scenario], filter: Option<&str>) -> Vec<Run<'a>> {
+/// Every (scenario, cell) pair the scenarios allow whose name contains `filter`; scenarios
+/// marked `full_only` only when `full`.
+pub fn expand<'a>(scenarios: &'a [Scenario], filter: Option<&str>, full: bool) -> Vec<Run<'a>> {
     let cells = matrix();
     let mut runs = Vec::new();
-    for scenario in scenarios {
+    for scenario in scenarios.iter().filter(|s| full || !s.full_only) {
         for &cell in &cells {
             let allowed = scenario
                 .cells
@@ -263,6 +333,11 @@ pub fn check(run: &Run<'_>, outcome: Outcome, output: &str) -> Vec<String> {
             None => problems.push(format!("missing \"{want}\"")),
         }
     }
+    for want in &s.expect_any_order {
+        if !output.contains(want.as_str()) {
+            problems.push(format!("missing \"{want}\""));
+        }
+    }
     for bad in &s.forbid {
         if let Some(line) = output.lines().find(|l| l.contains(bad.as_str())) {
             problems.push(format!("forbidden \"{bad}\" in: {}", line.trim_end()));
@@ -297,10 +372,18 @@ mod tests {
     fn parses_with_defaults() {
         let s = hello();
         assert_eq!(s.name, "hello");
-        assert_eq!(s.guest, "hello");
-        assert_eq!(s.append, "");
-        assert_eq!(s.mem, DEFAULT_MEM);
-        assert_eq!(s.smp, 1);
+        assert_eq!(
+            s.vms,
+            ScenarioVms::Guest {
+                guest: "hello".into(),
+                append: None,
+                mem: None,
+                vcpus: 1
+            }
+        );
+        assert_eq!(s.smp, None);
+        assert!(!s.full_only);
+        assert!(s.expect_any_order.is_empty());
         assert_eq!(s.timeout, DEFAULT_SCENARIO_TIMEOUT);
         assert_eq!(s.exit, ExpectExit::Zero);
         assert_eq!(s.expect, ["hello: PASS"]);
@@ -316,17 +399,29 @@ mod tests {
             guest = "path/to/Image"
             append = "reset"
             mem = "64M"
+            vcpus = 3
             smp = 2
             timeout = 10
             exit = "nonzero"
             expect = ["a", "b"]
+            expect_any_order = ["c"]
             cells = ["max/nvhe/gic3"]
+            full_only = true
             "#,
         )
         .unwrap();
-        assert_eq!(s.append, "reset");
-        assert_eq!(s.mem, 64 << 20);
-        assert_eq!(s.smp, 2);
+        assert_eq!(
+            s.vms,
+            ScenarioVms::Guest {
+                guest: "path/to/Image".into(),
+                append: Some("reset".into()),
+                mem: Some(64 << 20),
+                vcpus: 3
+            }
+        );
+        assert_eq!(s.smp, Some(2));
+        assert_eq!(s.expect_any_order, ["c"]);
+        assert!(s.full_only);
         assert_eq!(s.timeout, 10);
         assert_eq!(s.exit, ExpectExit::Nonzero);
         assert_eq!(s.cells.as_deref(), Some(&["max/nvhe/gic3".to_string()][..]));
@@ -360,6 +455,26 @@ mod tests {
                 "guest = \"hello\"\nexit = \"zero\"\nexpect = [\"\"]",
             ),
             ("not toml", "guest = "),
+            (
+                "guest and config",
+                "guest = \"hello\"\nconfig = \"c.toml\"\nexit = \"zero\"",
+            ),
+            (
+                "mem with config",
+                "config = \"c.toml\"\nmem = \"64M\"\nexit = \"zero\"",
+            ),
+            (
+                "vcpus with config",
+                "config = \"c.toml\"\nvcpus = 2\nexit = \"zero\"",
+            ),
+            (
+                "zero vcpus",
+                "guest = \"hello\"\nexit = \"zero\"\nvcpus = 0",
+            ),
+            (
+                "full_only type",
+                "guest = \"hello\"\nexit = \"zero\"\nfull_only = \"yes\"",
+            ),
         ];
         for (what, text) in bad {
             assert!(
@@ -373,6 +488,43 @@ mod tests {
         )
         .unwrap_err();
         assert!(msg.contains("expected"), "{msg}");
+    }
+
+    #[test]
+    fn config_scenarios() {
+        let s = parse_scenario(
+            "two",
+            "config = \"configs/two-vms.toml\"\nsmp = 1\nexit = \"zero\"",
+        )
+        .unwrap();
+        assert_eq!(s.vms, ScenarioVms::Config("configs/two-vms.toml".into()));
+        assert_eq!(s.smp, Some(1));
+    }
+
+    #[test]
+    fn full_only_needs_full() {
+        let mut full = hello();
+        full.name = "linux".into();
+        full.full_only = true;
+        let all = [hello(), full];
+        assert_eq!(expand(&all, None, false).len(), 6);
+        assert_eq!(expand(&all, None, true).len(), 12);
+        assert!(expand(&all, Some("linux"), false).is_empty());
+    }
+
+    #[test]
+    fn any_order_expectations() {
+        let mut s = hello();
+        s.expect = vec![];
+        s.expect_any_order = vec!["[a] PASS".into(), "[b] PASS".into()];
+        let run = Run {
+            scenario: &s,
+            cell: matrix()[0],
+        };
+        let out = "[hv] backend: nvhe\n[b] PASS\n[a] PASS\n";
+        assert!(check(&run, Outcome::Exited(0), out).is_empty());
+        let p = check(&run, Outcome::Exited(0), "[hv] backend: nvhe\n[b] PASS\n");
+        assert_eq!(p, ["missing \"[a] PASS\""]);
     }
 
     #[test]
@@ -400,13 +552,16 @@ mod tests {
         let mut only = parse_scenario("only", HELLO).unwrap();
         only.cells = Some(vec!["max/auto/gic3".into()]);
         let all = [hello(), only];
-        assert_eq!(expand(&all, None).len(), 7);
-        assert_eq!(expand(&all, Some("hello")).len(), 6);
-        assert_eq!(expand(&all, Some("gic2")).len(), 3);
-        assert_eq!(expand(&all, Some("max/auto")).len(), 3);
-        assert_eq!(expand(&all, Some("only max")).len(), 1);
-        assert!(expand(&all, Some("nothing")).is_empty());
-        assert_eq!(expand(&all, None)[0].name(), "hello cortex-a57/auto/gic2");
+        assert_eq!(expand(&all, None, false).len(), 7);
+        assert_eq!(expand(&all, Some("hello"), false).len(), 6);
+        assert_eq!(expand(&all, Some("gic2"), false).len(), 3);
+        assert_eq!(expand(&all, Some("max/auto"), false).len(), 3);
+        assert_eq!(expand(&all, Some("only max"), false).len(), 1);
+        assert!(expand(&all, Some("nothing"), false).is_empty());
+        assert_eq!(
+            expand(&all, None, false)[0].name(),
+            "hello cortex-a57/auto/gic2"
+        );
     }
 
     #[test]
@@ -453,16 +608,31 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
         let all = load_dir(&dir).unwrap();
         let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-        for want in ["hello", "hello-reset", "hostile"] {
+        for want in [
+            "hello",
+            "hello-reset",
+            "hostile",
+            "two-vms",
+            "two-vms-smp1",
+            "linux",
+        ] {
             assert!(names.contains(&want), "{names:?}");
         }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for s in &all {
             assert!(
-                !expand(std::slice::from_ref(s), None).is_empty(),
+                !expand(std::slice::from_ref(s), None, true).is_empty(),
                 "{} runs nowhere",
                 s.name
             );
+            if let ScenarioVms::Config(c) = &s.vms {
+                crate::config::load_config(&root.join(c))
+                    .unwrap_or_else(|e| panic!("scenario {}: {e}", s.name));
+            }
         }
+        // The Linux guest needs downloads and a vGIC: never in the default matrix.
+        let linux = all.iter().find(|s| s.name == "linux").unwrap();
+        assert!(linux.full_only);
     }
 
     #[test]

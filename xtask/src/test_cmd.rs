@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::build::{self, Guest, VmConfig, Workspace};
+use crate::build::{self, Workspace};
 use crate::cli::{host_mem, TestArgs};
+use crate::config::{self, MachineConfig, MachineDefaults, VmPlan};
 use crate::error::Result;
 use crate::qemu::{self, QemuConfig};
-use crate::scenarios::{self, Run, Scenario};
+use crate::scenarios::{self, Run, Scenario, ScenarioVms};
 use crate::usage;
 
 /// Packages whose tests run on the host.
@@ -63,28 +64,77 @@ pub fn reproduce_command(run: &Run<'_>) -> String {
         &run.cell.gic.number().to_string(),
         "--backend",
         run.cell.backend.name(),
-        "--guest",
-        &s.guest,
-        "--mem",
-        &crate::cli::format_size(s.mem),
     ]
     .iter()
     .map(|a| a.to_string())
     .collect();
-    if s.smp != 1 {
-        args.extend(["--smp".into(), s.smp.to_string()]);
+    match &s.vms {
+        ScenarioVms::Guest {
+            guest,
+            append,
+            mem,
+            vcpus,
+        } => {
+            args.extend(["--guest".into(), guest.clone()]);
+            if let Some(m) = mem {
+                args.extend(["--mem".into(), crate::cli::format_size(*m)]);
+            }
+            if *vcpus != 1 {
+                args.extend(["--vcpus".into(), vcpus.to_string()]);
+            }
+            if let Some(a) = append {
+                args.extend(["--append".into(), a.clone()]);
+            }
+        }
+        ScenarioVms::Config(c) => args.extend(["--config".into(), c.clone()]),
     }
-    if !s.append.is_empty() {
-        args.extend(["--append".into(), s.append.clone()]);
+    if let Some(smp) = s.smp {
+        args.extend(["--smp".into(), smp.to_string()]);
     }
     build::show_command("cargo xtask", &args)
+}
+
+/// The VMs and machine defaults of a scenario (paths relative to the workspace root).
+pub fn scenario_plans(ws: &Workspace, s: &Scenario, crates: &[String]) -> Result<MachineConfig> {
+    match &s.vms {
+        ScenarioVms::Config(c) => {
+            let path = ws.root.join(c);
+            let cfg = config::load_config(&path)?;
+            config::check_sources(&cfg.vms, crates, c)?;
+            Ok(cfg)
+        }
+        ScenarioVms::Guest {
+            guest,
+            append,
+            mem,
+            vcpus,
+        } => {
+            let g = build::resolve_guest(guest, crates, &ws.root)?;
+            let plan = VmPlan {
+                name: g.vm_name(),
+                cmdline: append
+                    .clone()
+                    .unwrap_or_else(|| config::default_cmdline(&g)),
+                mem: mem.unwrap_or_else(|| config::default_mem(&g)),
+                guest: g,
+                kernel: None,
+                initrd: None,
+                vcpus: *vcpus,
+                ends_all: true,
+            };
+            Ok(MachineConfig {
+                machine: MachineDefaults::default(),
+                vms: vec![plan],
+            })
+        }
+    }
 }
 
 /// Runs the tests; returns the tally (the caller prints nothing more than this module did).
 pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
     let all = scenarios::load_dir(&ws.root.join("tests/scenarios"))?;
     let filter = args.filter.as_deref();
-    let runs = scenarios::expand(&all, filter);
+    let runs = scenarios::expand(&all, filter, args.full);
     let host = !args.skip_host && filter.is_none_or(|f| HOST_ITEM.contains(f));
     if !host && runs.is_empty() {
         return Err(usage!(
@@ -123,12 +173,19 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
     Ok(tally)
 }
 
+/// The package of one scenario and the machine it needs.
+struct Package {
+    scenario: String,
+    path: PathBuf,
+    smp: u32,
+    host_mem: u64,
+}
+
 /// QEMU and the images, ready for the runs.
 struct Prepared {
     qemu: PathBuf,
     hypervisor: PathBuf,
-    /// (scenario name, package path)
-    packages: Vec<(String, PathBuf)>,
+    packages: Vec<Package>,
 }
 
 /// Finds QEMU and builds every image the selected runs need, once.
@@ -141,46 +198,34 @@ fn prepare(ws: &Workspace, runs: &[Run<'_>]) -> Result<Prepared> {
             used.push(r.scenario);
         }
     }
-    let mut guests = Vec::new();
+    let mut plans = Vec::new();
     for s in &used {
-        let g = build::resolve_guest(&s.guest, &crates, &ws.root)
-            .map_err(|e| crate::fail!("scenario {}: {e}", s.name))?;
-        guests.push(g);
+        let cfg =
+            scenario_plans(ws, s, &crates).map_err(|e| crate::fail!("scenario {}: {e}", s.name))?;
+        plans.push(cfg);
     }
-    let mut crate_names: Vec<String> = guests
-        .iter()
-        .filter_map(|g| match g {
-            Guest::Crate(n) => Some(n.clone()),
-            Guest::File(_) => None,
-        })
-        .collect();
-    crate_names.sort();
-    crate_names.dedup();
+    let all_vms: Vec<VmPlan> = plans.iter().flat_map(|c| c.vms.clone()).collect();
+    let crate_names = build::crates_of(&all_vms);
 
     let objcopy = build::find_objcopy(ws)?;
     let hypervisor = build::build_hypervisor(ws, &objcopy)?;
     build::build_guests(ws, &objcopy, &crate_names)?;
 
     let mut packages = Vec::new();
-    for (s, g) in used.iter().zip(&guests) {
-        let kernel = match g {
-            Guest::Crate(n) => ws.guest_bin(n),
-            Guest::File(p) => p.clone(),
-        };
+    for (s, cfg) in used.iter().zip(&plans) {
+        let vms = build::vm_configs(ws, &cfg.vms)
+            .map_err(|e| crate::fail!("scenario {}: {e}", s.name))?;
         let path = ws
             .images_dir()
             .join("scenarios")
             .join(format!("{}.bin", s.name));
-        build::write_package(
-            &path,
-            &[VmConfig {
-                name: g.vm_name(),
-                kernel,
-                mem_bytes: s.mem,
-                cmdline: s.append.clone(),
-            }],
-        )?;
-        packages.push((s.name.clone(), path));
+        build::write_package(&path, &vms)?;
+        packages.push(Package {
+            scenario: s.name.clone(),
+            path,
+            smp: s.smp.or(cfg.machine.smp).unwrap_or(1),
+            host_mem: host_mem(cfg.machine.host_mem, cfg.vm_mem_total()),
+        });
     }
     Ok(Prepared {
         qemu,
@@ -194,19 +239,19 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
     for run in runs {
         let s = run.scenario;
         let name = run.name();
-        let Some((_, package)) = p.packages.iter().find(|(n, _)| *n == s.name) else {
+        let Some(package) = p.packages.iter().find(|k| k.scenario == s.name) else {
             tally.record(&name, false, 0.0);
             continue;
         };
         let cfg = QemuConfig {
             cpu: run.cell.cpu,
             gic: run.cell.gic,
-            smp: s.smp,
-            host_mem: host_mem(None, s.mem),
+            smp: package.smp,
+            host_mem: package.host_mem,
             backend: run.cell.backend,
             gdb: false,
             kernel: p.hypervisor.clone(),
-            initrd: package.clone(),
+            initrd: package.path.clone(),
         };
         let start = Instant::now();
         let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);
@@ -262,8 +307,58 @@ mod tests {
         };
         assert_eq!(
             reproduce_command(&run),
-            "cargo xtask qemu --cpu max --gic 2 --backend nvhe --guest hello --mem 128M \
+            "cargo xtask qemu --cpu max --gic 2 --backend nvhe --guest hello \
              --append \"reset now\""
         );
+        let s = scenarios::parse_scenario(
+            "smp",
+            "guest = \"hello\"\nexit = \"zero\"\nvcpus = 2\nsmp = 2\nmem = \"64M\"",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &s,
+            cell: scenarios::matrix()[0],
+        };
+        assert_eq!(
+            reproduce_command(&run),
+            "cargo xtask qemu --cpu cortex-a57 --gic 2 --backend auto --guest hello --mem 64M \
+             --vcpus 2 --smp 2"
+        );
+        let s = scenarios::parse_scenario(
+            "two-vms",
+            "config = \"configs/two-vms.toml\"\nexit = \"zero\"\nsmp = 1",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &s,
+            cell: scenarios::matrix()[3],
+        };
+        assert_eq!(
+            reproduce_command(&run),
+            "cargo xtask qemu --cpu max --gic 3 --backend auto --config configs/two-vms.toml \
+             --smp 1"
+        );
+    }
+
+    #[test]
+    fn scenario_plans_resolve() {
+        let ws = Workspace::locate();
+        let crates = ws.guest_crates();
+        let s = scenarios::parse_scenario("h", "guest = \"hello\"\nexit = \"zero\"\nvcpus = 2")
+            .unwrap();
+        let cfg = scenario_plans(&ws, &s, &crates).unwrap();
+        assert_eq!(cfg.vms.len(), 1);
+        assert_eq!(cfg.vms[0].vcpus, 2);
+        assert_eq!(cfg.vms[0].mem, crate::cli::DEFAULT_MEM);
+        assert_eq!(cfg.vms[0].cmdline, "");
+        let s =
+            scenarios::parse_scenario("t", "config = \"configs/two-vms.toml\"\nexit = \"zero\"")
+                .unwrap();
+        let cfg = scenario_plans(&ws, &s, &crates).unwrap();
+        let names: Vec<&str> = cfg.vms.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["hello", "hostile"]);
+        let s = scenarios::parse_scenario("x", "config = \"configs/nosuch.toml\"\nexit = \"zero\"")
+            .unwrap();
+        assert!(scenario_plans(&ws, &s, &crates).is_err());
     }
 }

@@ -1,0 +1,931 @@
+//! Linux guest assets: Debian bookworm's stock arm64 kernel and an initramfs built from
+//! Debian's `busybox-static:arm64`, fetched with `apt-get download` and cached under
+//! `target/linux/` (later runs use the cache and need no network).
+//!
+//! ```text
+//! target/linux/debs/      linux-image-6.1.0-N-arm64-unsigned_*_arm64.deb, busybox-static_*_arm64.deb
+//! target/linux/kernel/    the kernel package, unpacked (dpkg-deb -x)
+//! target/linux/busybox/   the busybox package, unpacked
+//! target/linux/Image      the uncompressed arm64 Image (from /boot/vmlinuz-*)
+//! target/linux/initramfs.cpio.gz
+//! ```
+//!
+//! The initramfs (newc cpio, written by [`crate::cpio`], gzip) holds `/bin/busybox` (applet
+//! links are made at boot with `busybox --install -s`), the virtio modules and their
+//! dependencies from the same kernel package, and an `/init` script that prints
+//! `linux-guest: userspace up`, then either starts a shell on the console or, with `test=1`
+//! on the kernel command line, runs a scripted check and powers off.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::build::{has_arm64_image_header, Workspace};
+use crate::cpio::CpioWriter;
+use crate::error::{IoContext, Result};
+use crate::fail;
+
+/// Debian metapackage whose dependency names the current kernel package.
+pub const KERNEL_METAPACKAGE: &str = "linux-image-arm64";
+/// Debian package with the statically linked busybox.
+pub const BUSYBOX_PACKAGE: &str = "busybox-static";
+/// Modules the initramfs loads (their dependencies come along).
+pub const WANTED_MODULES: &[&str] = &[
+    "virtio_mmio",
+    "virtio_blk",
+    "virtio_net",
+    "virtio_console",
+    "virtio_rng",
+];
+/// The line `/init` prints once userspace runs.
+pub const MARKER: &str = "linux-guest: userspace up";
+/// The line `/init` prints when the scripted check (`test=1`) passed.
+pub const PASS_MARKER: &str = "linux-guest: PASS";
+/// Default kernel command line of a Linux guest.
+pub const DEFAULT_CMDLINE: &str = "console=ttyAMA0";
+/// Default memory of a Linux guest.
+pub const DEFAULT_MEM: u64 = 512 << 20;
+
+/// The cached files a Linux guest boots from.
+#[derive(Debug, Clone)]
+pub struct LinuxAssets {
+    /// The uncompressed arm64 `Image`.
+    pub image: PathBuf,
+    /// The initramfs (gzip-compressed newc cpio).
+    pub initramfs: PathBuf,
+    /// `uname -r` of the kernel, e.g. `6.1.0-56-arm64`.
+    pub release: String,
+    /// The kernel package file.
+    pub kernel_deb: PathBuf,
+    /// The busybox package file.
+    pub busybox_deb: PathBuf,
+    /// Modules in the initramfs, in load order (paths under `/lib/modules/<release>/`).
+    pub modules: Vec<String>,
+}
+
+impl LinuxAssets {
+    /// Lines describing the assets, for the build summary.
+    pub fn describe(&self) -> String {
+        let name = |p: &Path| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        let modules: Vec<String> = self.modules.iter().map(|m| module_name(m)).collect();
+        format!(
+            "Linux guest: kernel {} from {}, busybox from {}\n  initramfs modules (load order): {}",
+            self.release,
+            name(&self.kernel_deb),
+            name(&self.busybox_deb),
+            modules.join(" ")
+        )
+    }
+}
+
+/// `target/linux/`.
+pub fn cache_dir(ws: &Workspace) -> PathBuf {
+    ws.target.join("linux")
+}
+
+/// Makes sure the Linux assets exist (downloading the packages only when they are not
+/// cached yet) and (re)builds the initramfs from the unpacked packages.
+pub fn ensure_assets(ws: &Workspace) -> Result<LinuxAssets> {
+    let dir = cache_dir(ws);
+    let debs = dir.join("debs");
+    fs::create_dir_all(&debs).io(|| format!("creating {}", debs.display()))?;
+    let (kernel_deb, busybox_deb) = match find_debs(&debs)? {
+        (Some(k), Some(b)) => (k, b),
+        _ => {
+            download_debs(&debs)?;
+            match find_debs(&debs)? {
+                (Some(k), Some(b)) => (k, b),
+                _ => return Err(missing_debs(&debs, "apt-get download finished, but")),
+            }
+        }
+    };
+    let kernel_tree = unpack(&kernel_deb, &dir.join("kernel"))?;
+    let busybox_tree = unpack(&busybox_deb, &dir.join("busybox"))?;
+
+    let (vmlinuz, release) = find_vmlinuz(&kernel_tree)?;
+    let image_bytes = fs::read(&vmlinuz).io(|| format!("reading {}", vmlinuz.display()))?;
+    if !has_arm64_image_header(&image_bytes) {
+        return Err(fail!(
+            "{} is not an uncompressed arm64 Image (no \"ARM\\x64\" magic at 0x38); \
+             xtask expects Debian's linux-image-*-arm64-unsigned package",
+            vmlinuz.display()
+        ));
+    }
+    let image = dir.join("Image");
+    write_if_changed(&image, &image_bytes)?;
+
+    let busybox_path = busybox_tree.join("bin/busybox");
+    let busybox = fs::read(&busybox_path).io(|| {
+        format!(
+            "reading {} (from {})",
+            busybox_path.display(),
+            busybox_deb.display()
+        )
+    })?;
+    let modules_dir = kernel_tree.join("lib/modules").join(&release);
+    let index = ModuleIndex::scan(&modules_dir)?;
+    let order = index
+        .load_order(WANTED_MODULES)
+        .map_err(|e| fail!("kernel modules in {}: {e}", modules_dir.display()))?;
+    let mut module_files = Vec::new();
+    for rel in &order {
+        let p = modules_dir.join(rel);
+        module_files.push((
+            rel.clone(),
+            fs::read(&p).io(|| format!("reading {}", p.display()))?,
+        ));
+    }
+    let cpio = initramfs_cpio(
+        &release,
+        &busybox,
+        &module_files,
+        &index.modules_dep(&order),
+    );
+    let initramfs = dir.join("initramfs.cpio.gz");
+    write_if_changed(&initramfs, &gzip(&cpio)?)?;
+    Ok(LinuxAssets {
+        image,
+        initramfs,
+        release,
+        kernel_deb,
+        busybox_deb,
+        modules: order,
+    })
+}
+
+/// Finds the cached kernel and busybox packages in `debs`.
+fn find_debs(debs: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
+    let mut names: Vec<String> = fs::read_dir(debs)
+        .io(|| format!("reading {}", debs.display()))?
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    let kernel = names
+        .iter()
+        .rev()
+        .find(|n| is_kernel_deb(n))
+        .map(|n| debs.join(n));
+    let busybox = names
+        .iter()
+        .rev()
+        .find(|n| n.starts_with("busybox-static_") && n.ends_with("_arm64.deb"))
+        .map(|n| debs.join(n));
+    Ok((kernel, busybox))
+}
+
+/// `linux-image-6.1.0-56-arm64-unsigned_6.1.192-2_arm64.deb`
+pub fn is_kernel_deb(name: &str) -> bool {
+    name.starts_with("linux-image-")
+        && name.ends_with("_arm64.deb")
+        && name
+            .split('_')
+            .next()
+            .is_some_and(|p| p.ends_with("-arm64-unsigned"))
+}
+
+fn missing_debs(debs: &Path, why: &str) -> crate::error::Error {
+    fail!(
+        "{why} the Linux guest needs two Debian bookworm arm64 packages in {dir}:\n  \
+         linux-image-6.1.0-*-arm64-unsigned_*_arm64.deb  (the stock kernel, an uncompressed Image)\n  \
+         busybox-static_*_arm64.deb\n\
+         xtask fetches them with apt-get on a Debian bookworm host; elsewhere, on any Debian \
+         bookworm machine run\n    \
+         dpkg --add-architecture arm64 && apt-get update   (as root)\n    \
+         apt-get download $(apt-cache depends {KERNEL_METAPACKAGE}:arm64 | sed -n 's/.*Depends: \\(linux-image-.*\\)/\\1-unsigned:arm64/p') {BUSYBOX_PACKAGE}:arm64\n\
+         and copy the two .deb files there (or boot your own kernel with --kernel PATH --initrd PATH)",
+        dir = debs.display()
+    )
+}
+
+/// Runs a command, returning its stdout; `Err` carries stderr.
+fn output(program: &str, args: &[&str], cwd: Option<&Path>) -> std::result::Result<String, String> {
+    let mut cmd = Command::new(program);
+    cmd.args(args).env("LC_ALL", "C");
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    match cmd.output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Ok(o) => Err(format!(
+            "`{program} {}` failed ({}): {}",
+            args.join(" "),
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("could not run `{program}`: {e}")),
+    }
+}
+
+fn is_root() -> bool {
+    output("id", &["-u"], None).is_ok_and(|s| s.trim() == "0")
+}
+
+/// Runs a command that needs root: directly as root, through sudo otherwise.
+fn run_as_root(args: &[&str], what_for: &str) -> Result<()> {
+    let root = is_root();
+    let shown = args.join(" ");
+    if !root && crate::qemu::find_in_path("sudo").is_none() {
+        return Err(fail!(
+            "{what_for} needs root, and sudo is not installed; as root run:\n    \
+             dpkg --add-architecture arm64 && apt-get update\nthen run this command again"
+        ));
+    }
+    let (program, rest): (&str, &[&str]) = if root {
+        (args[0], &args[1..])
+    } else {
+        ("sudo", args)
+    };
+    eprintln!(
+        "xtask: running {}{shown} ({what_for})",
+        if root { "" } else { "sudo " }
+    );
+    let status = Command::new(program)
+        .args(rest)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .io(|| format!("could not run `{shown}`"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(fail!(
+            "`{}{shown}` failed ({status}); as root run:\n    \
+             dpkg --add-architecture arm64 && apt-get update\nthen run this command again",
+            if root { "" } else { "sudo " }
+        ))
+    }
+}
+
+/// The kernel package `linux-image-arm64` currently depends on, unsigned flavour:
+/// `linux-image-6.1.0-56-arm64-unsigned`, from `apt-cache depends` output.
+pub fn kernel_package_from_depends(apt_cache_depends: &str) -> Option<String> {
+    apt_cache_depends.lines().find_map(|l| {
+        let dep = l.trim().strip_prefix("Depends:")?.trim();
+        let dep = dep.split(':').next()?.trim();
+        (dep.starts_with("linux-image-") && dep.ends_with("-arm64"))
+            .then(|| format!("{dep}-unsigned"))
+    })
+}
+
+/// Fetches the two packages with apt-get into `debs`, adding the arm64 architecture and
+/// updating the package lists first when needed.
+fn download_debs(debs: &Path) -> Result<()> {
+    for tool in ["apt-get", "apt-cache", "dpkg"] {
+        if crate::qemu::find_in_path(tool).is_none() {
+            return Err(missing_debs(
+                debs,
+                &format!("`{tool}` is not installed (not a Debian-family host), so"),
+            ));
+        }
+    }
+    eprintln!(
+        "xtask: Linux guest packages not cached in {}; fetching them",
+        debs.display()
+    );
+    let native = output("dpkg", &["--print-architecture"], None).unwrap_or_default();
+    let foreign = output("dpkg", &["--print-foreign-architectures"], None).unwrap_or_default();
+    let mut updated = false;
+    if native.trim() != "arm64" && !foreign.split_whitespace().any(|a| a == "arm64") {
+        run_as_root(
+            &["dpkg", "--add-architecture", "arm64"],
+            "enabling arm64 packages",
+        )?;
+        run_as_root(&["apt-get", "update"], "reading the arm64 package lists")?;
+        updated = true;
+    }
+    let depends = format!("{KERNEL_METAPACKAGE}:arm64");
+    let mut kernel = output("apt-cache", &["depends", &depends], None)
+        .ok()
+        .and_then(|o| kernel_package_from_depends(&o));
+    if kernel.is_none() && !updated {
+        run_as_root(&["apt-get", "update"], "reading the arm64 package lists")?;
+        kernel = output("apt-cache", &["depends", &depends], None)
+            .ok()
+            .and_then(|o| kernel_package_from_depends(&o));
+    }
+    let Some(kernel) = kernel else {
+        return Err(missing_debs(
+            debs,
+            &format!(
+                "apt knows no {KERNEL_METAPACKAGE}:arm64 package (is this Debian bookworm?), so"
+            ),
+        ));
+    };
+    let kernel_arg = format!("{kernel}:arm64");
+    let busybox_arg = format!("{BUSYBOX_PACKAGE}:arm64");
+    eprintln!(
+        "xtask: running apt-get download {kernel_arg} {busybox_arg} (in {})",
+        debs.display()
+    );
+    let status = Command::new("apt-get")
+        .args(["download", &kernel_arg, &busybox_arg])
+        .current_dir(debs)
+        .status()
+        .io(|| "could not run apt-get".into())?;
+    if !status.success() {
+        return Err(missing_debs(
+            debs,
+            &format!("`apt-get download {kernel_arg} {busybox_arg}` failed ({status}), so"),
+        ));
+    }
+    Ok(())
+}
+
+/// Unpacks `deb` into `dest` with `dpkg-deb -x`, unless `dest` already holds this package
+/// (recorded in `dest/.unpacked-from`).
+fn unpack(deb: &Path, dest: &Path) -> Result<PathBuf> {
+    let stamp = dest.join(".unpacked-from");
+    let from = deb
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    if fs::read_to_string(&stamp).is_ok_and(|s| s == from) {
+        return Ok(dest.to_path_buf());
+    }
+    if crate::qemu::find_in_path("dpkg-deb").is_none() {
+        return Err(fail!(
+            "unpacking {} needs dpkg-deb, which is not installed (apt-get install dpkg, \
+             or give your own kernel and initramfs with --kernel PATH --initrd PATH)",
+            deb.display()
+        ));
+    }
+    if dest.exists() {
+        fs::remove_dir_all(dest).io(|| format!("removing {}", dest.display()))?;
+    }
+    fs::create_dir_all(dest).io(|| format!("creating {}", dest.display()))?;
+    let deb_s = deb.to_string_lossy();
+    let dest_s = dest.to_string_lossy();
+    eprintln!("xtask: unpacking {deb_s}");
+    output("dpkg-deb", &["-x", &deb_s, &dest_s], None).map_err(|e| fail!("{e}"))?;
+    fs::write(&stamp, from).io(|| format!("writing {}", stamp.display()))?;
+    Ok(dest.to_path_buf())
+}
+
+/// `/boot/vmlinuz-<release>` of an unpacked kernel package, and the release.
+fn find_vmlinuz(tree: &Path) -> Result<(PathBuf, String)> {
+    let boot = tree.join("boot");
+    let found = fs::read_dir(&boot)
+        .io(|| format!("reading {}", boot.display()))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let release = name.strip_prefix("vmlinuz-")?.to_string();
+            Some((e.path(), release))
+        })
+        .max_by(|a, b| a.1.cmp(&b.1));
+    found.ok_or_else(|| fail!("no boot/vmlinuz-* in {}", tree.display()))
+}
+
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    fs::write(path, bytes).io(|| format!("writing {}", path.display()))
+}
+
+/// gzip, as the kernel's initramfs unpacker reads it (`CONFIG_RD_GZIP`).
+pub fn gzip(data: &[u8]) -> Result<Vec<u8>> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(data)
+        .io(|| "compressing the initramfs".into())?;
+    enc.finish().io(|| "compressing the initramfs".into())
+}
+
+/// The name the kernel knows a module by: file name without `.ko`, `-` as `_`
+/// (`kernel/drivers/char/hw_random/virtio-rng.ko` -> `virtio_rng`).
+pub fn module_name(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split(".ko").next().unwrap_or(file);
+    stem.replace('-', "_")
+}
+
+/// Parses `modules.dep`: `path: dep-path dep-path ...` per line.
+pub fn parse_modules_dep(text: &str) -> BTreeMap<String, Vec<String>> {
+    text.lines()
+        .filter_map(|l| {
+            let (module, deps) = l.split_once(':')?;
+            let module = module.trim();
+            (!module.is_empty()).then(|| {
+                (
+                    module.to_string(),
+                    deps.split_whitespace().map(str::to_string).collect(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The `depends=` names in the `.modinfo` section of a module (ELF64 little-endian).
+pub fn modinfo_depends(elf: &[u8]) -> std::result::Result<Vec<String>, String> {
+    let modinfo = elf_section(elf, ".modinfo")?;
+    Ok(modinfo
+        .split(|&b| b == 0)
+        .filter_map(|kv| kv.strip_prefix(b"depends="))
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|s| !s.is_empty())
+        .map(|s| s.replace('-', "_"))
+        .collect())
+}
+
+/// The bytes of the section called `name` in an ELF64 little-endian file.
+fn elf_section<'a>(elf: &'a [u8], name: &str) -> std::result::Result<&'a [u8], String> {
+    let u16_at = |o: usize| {
+        elf.get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |o: usize| {
+        elf.get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    let u64_at = |o: usize| {
+        elf.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    if elf.get(..6) != Some(b"\x7fELF\x02\x01") {
+        return Err("not an ELF64 little-endian file".into());
+    }
+    let bad = || "truncated ELF section headers".to_string();
+    let shoff = u64_at(0x28).ok_or_else(bad)?;
+    let shentsize = u16_at(0x3a).ok_or_else(bad)?;
+    let shnum = u16_at(0x3c).ok_or_else(bad)?;
+    let shstrndx = u16_at(0x3e).ok_or_else(bad)?;
+    let section = |i: usize| -> Option<(usize, usize, usize)> {
+        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        Some((u32_at(h)?, u64_at(h + 24)?, u64_at(h + 32)?))
+    };
+    let (_, str_off, str_size) = section(shstrndx).ok_or_else(bad)?;
+    let strtab = elf
+        .get(str_off..str_off.checked_add(str_size).ok_or_else(bad)?)
+        .ok_or_else(bad)?;
+    for i in 0..shnum {
+        let (name_off, off, size) = section(i).ok_or_else(bad)?;
+        let n = strtab.get(name_off..).unwrap_or_default();
+        let n = &n[..n.iter().position(|&b| b == 0).unwrap_or(n.len())];
+        if n == name.as_bytes() {
+            return elf
+                .get(off..off.checked_add(size).ok_or_else(bad)?)
+                .ok_or_else(bad);
+        }
+    }
+    Err(format!("no {name} section"))
+}
+
+/// Where the modules of one kernel are and what each depends on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleIndex {
+    /// Module name -> path relative to `/lib/modules/<release>/`.
+    pub paths: BTreeMap<String, String>,
+    /// Module path -> paths of the modules it needs (direct or all; order does not matter).
+    pub deps: BTreeMap<String, Vec<String>>,
+}
+
+impl ModuleIndex {
+    /// From the text of a `modules.dep`.
+    pub fn from_modules_dep(text: &str) -> Self {
+        let deps = parse_modules_dep(text);
+        let paths = deps.keys().map(|p| (module_name(p), p.clone())).collect();
+        ModuleIndex { paths, deps }
+    }
+
+    /// From a `/lib/modules/<release>` directory: its `modules.dep` when there is one (a
+    /// kernel package has none: depmod makes it at install time), else the `depends=` of each
+    /// module's `.modinfo`, read for the modules that are asked for (see [`Self::load_order`]).
+    pub fn scan(dir: &Path) -> Result<Self> {
+        let dep = dir.join("modules.dep");
+        if let Ok(text) = fs::read_to_string(&dep) {
+            return Ok(Self::from_modules_dep(&text));
+        }
+        let mut paths = BTreeMap::new();
+        let mut stack = vec![dir.join("kernel")];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d)
+                .io(|| format!("reading {}", d.display()))?
+                .flatten()
+            {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(rel) = p.strip_prefix(dir) {
+                    let rel = rel.to_string_lossy().replace('\\', "/");
+                    if rel.contains(".ko") {
+                        paths.insert(module_name(&rel), rel);
+                    }
+                }
+            }
+        }
+        // Read .modinfo for the wanted modules and, transitively, what they need.
+        let mut deps = BTreeMap::new();
+        let mut todo: Vec<String> = WANTED_MODULES.iter().map(|s| s.to_string()).collect();
+        while let Some(name) = todo.pop() {
+            let Some(rel) = paths.get(&name).cloned() else {
+                continue; // load_order reports it
+            };
+            if deps.contains_key(&rel) {
+                continue;
+            }
+            if !rel.ends_with(".ko") {
+                return Err(fail!(
+                    "{rel}: compressed kernel modules are not supported (only .ko)"
+                ));
+            }
+            let bytes = fs::read(dir.join(&rel)).io(|| format!("reading {rel}"))?;
+            let names = modinfo_depends(&bytes).map_err(|e| fail!("{rel}: {e}"))?;
+            let mut dep_paths = Vec::new();
+            for n in names {
+                match paths.get(&n) {
+                    Some(p) => dep_paths.push(p.clone()),
+                    None => {
+                        return Err(fail!(
+                            "{rel} depends on {n}, which is not in {}",
+                            dir.display()
+                        ))
+                    }
+                }
+                todo.push(n);
+            }
+            deps.insert(rel, dep_paths);
+        }
+        Ok(ModuleIndex { paths, deps })
+    }
+
+    /// The modules to load for `wanted`, dependencies first, each once.
+    pub fn load_order(&self, wanted: &[&str]) -> std::result::Result<Vec<String>, String> {
+        fn visit(
+            idx: &ModuleIndex,
+            path: &str,
+            stack: &mut Vec<String>,
+            out: &mut Vec<String>,
+        ) -> std::result::Result<(), String> {
+            if out.iter().any(|p| p == path) {
+                return Ok(());
+            }
+            if stack.iter().any(|p| p == path) {
+                return Err(format!(
+                    "dependency cycle: {} -> {path}",
+                    stack.join(" -> ")
+                ));
+            }
+            stack.push(path.to_string());
+            for dep in idx.deps.get(path).into_iter().flatten() {
+                visit(idx, dep, stack, out)?;
+            }
+            stack.pop();
+            out.push(path.to_string());
+            Ok(())
+        }
+        let mut out = Vec::new();
+        for name in wanted {
+            let name = name.replace('-', "_");
+            let path = self
+                .paths
+                .get(&name)
+                .ok_or_else(|| format!("module {name} not found"))?;
+            visit(self, path, &mut Vec::new(), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// A `modules.dep` for `modules` (each with all its dependencies, nearest first), so
+    /// `modprobe` works inside the guest too.
+    pub fn modules_dep(&self, modules: &[String]) -> String {
+        let mut text = String::new();
+        for m in modules {
+            let mut all = self
+                .load_order(&[module_name(m).as_str()])
+                .unwrap_or_default();
+            all.retain(|p| p != m);
+            all.reverse();
+            text.push_str(&format!("{m}:"));
+            for d in all {
+                text.push(' ');
+                text.push_str(&d);
+            }
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The `/init` script: mount, load `modules` in order, print the marker and facts, then a
+/// shell, or (with `test=1` on the kernel command line) the scripted check and power-off.
+pub fn init_script(release: &str, modules: &[String]) -> String {
+    let mut insmods = String::new();
+    for m in modules {
+        insmods.push_str(&format!(
+            "insmod /lib/modules/{release}/{m} || echo \"linux-guest: insmod {m} failed\"\n"
+        ));
+    }
+    let wanted = WANTED_MODULES.join(" ");
+    format!(
+        r#"#!/bin/busybox sh
+# Generated by `cargo xtask` (xtask/src/linux.rs). Kernel {release}.
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts 2>/dev/null
+{insmods}echo "{MARKER}"
+echo "linux-guest: kernel $(uname -r), nproc $(nproc)"
+echo "linux-guest: /proc/interrupts (head):"
+head -n 12 /proc/interrupts
+
+timer_irqs() {{
+    awk '/arch_timer/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts
+}}
+
+if grep -qw 'test=1' /proc/cmdline; then
+    fail=0
+    for m in {wanted}; do
+        grep -q "^$m " /proc/modules || {{ echo "linux-guest: FAIL: module $m not loaded"; fail=1; }}
+    done
+    want=$(sed -n 's/.*expect_nproc=\([0-9]*\).*/\1/p' /proc/cmdline)
+    if [ -n "$want" ] && [ "$(nproc)" != "$want" ]; then
+        echo "linux-guest: FAIL: nproc $(nproc), expected $want"; fail=1
+    fi
+    t1=$(timer_irqs); sleep 1; t2=$(timer_irqs)
+    echo "linux-guest: timer interrupts $t1 -> $t2"
+    [ "$t2" -gt "$t1" ] || {{ echo "linux-guest: FAIL: timer interrupts do not rise"; fail=1; }}
+    echo "linux-guest: virtio devices: $(ls /sys/bus/virtio/devices | wc -l)"
+    if [ $fail = 0 ]; then echo "{PASS_MARKER}"; else echo "linux-guest: FAIL"; fi
+    poweroff -f
+    sleep 10
+fi
+
+echo "linux-guest: shell on the console; 'poweroff -f' ends the VM"
+while true; do
+    setsid cttyhack sh || sh
+done
+"#
+    )
+}
+
+/// The initramfs as a newc archive.
+pub fn initramfs_cpio(
+    release: &str,
+    busybox: &[u8],
+    modules: &[(String, Vec<u8>)],
+    modules_dep: &str,
+) -> Vec<u8> {
+    let mut w = CpioWriter::new();
+    for d in [
+        "bin",
+        "sbin",
+        "usr",
+        "usr/bin",
+        "usr/sbin",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "root",
+        "etc",
+        "lib",
+        "lib/modules",
+    ] {
+        w.dir(d, 0o755);
+    }
+    w.char_dev("dev/console", 0o600, 5, 1);
+    w.char_dev("dev/null", 0o666, 1, 3);
+    w.file("bin/busybox", 0o755, busybox);
+    w.symlink("bin/sh", "busybox");
+    let base = format!("lib/modules/{release}");
+    w.dir(&base, 0o755);
+    for (rel, bytes) in modules {
+        let path = format!("{base}/{rel}");
+        // Parent directories first.
+        let mut prefix = base.clone();
+        for part in rel
+            .split('/')
+            .collect::<Vec<_>>()
+            .split_last()
+            .map(|(_, d)| d)
+            .unwrap_or_default()
+        {
+            prefix = format!("{prefix}/{part}");
+            if !w.contains(&prefix) {
+                w.dir(&prefix, 0o755);
+            }
+        }
+        w.file(&path, 0o644, bytes);
+    }
+    w.file(
+        &format!("{base}/modules.dep"),
+        0o644,
+        modules_dep.as_bytes(),
+    );
+    let names: Vec<String> = modules.iter().map(|(r, _)| r.clone()).collect();
+    w.file("init", 0o755, init_script(release, &names).as_bytes());
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of a real `modules.dep` (Debian 6.1 arm64), plus one made-up chain.
+    const DEP: &str = "\
+kernel/drivers/virtio/virtio_mmio.ko:
+kernel/drivers/block/virtio_blk.ko:
+kernel/net/core/failover.ko:
+kernel/drivers/net/net_failover.ko: kernel/net/core/failover.ko
+kernel/drivers/net/virtio_net.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko
+kernel/drivers/char/virtio_console.ko:
+kernel/drivers/char/hw_random/virtio-rng.ko:
+kernel/fs/fuse/virtiofs.ko: kernel/fs/fuse/fuse.ko
+kernel/fs/fuse/fuse.ko:
+";
+
+    #[test]
+    fn module_names() {
+        assert_eq!(
+            module_name("kernel/drivers/char/hw_random/virtio-rng.ko"),
+            "virtio_rng"
+        );
+        assert_eq!(module_name("kernel/net/core/failover.ko"), "failover");
+        assert_eq!(module_name("a/b.ko.xz"), "b");
+    }
+
+    #[test]
+    fn modules_dep_parsing() {
+        let deps = parse_modules_dep(DEP);
+        assert_eq!(deps.len(), 9);
+        assert_eq!(
+            deps["kernel/drivers/net/virtio_net.ko"],
+            [
+                "kernel/drivers/net/net_failover.ko",
+                "kernel/net/core/failover.ko"
+            ]
+        );
+        assert!(deps["kernel/drivers/virtio/virtio_mmio.ko"].is_empty());
+    }
+
+    #[test]
+    fn load_order_puts_dependencies_first() {
+        let idx = ModuleIndex::from_modules_dep(DEP);
+        let order = idx.load_order(WANTED_MODULES).unwrap();
+        assert_eq!(
+            order,
+            [
+                "kernel/drivers/virtio/virtio_mmio.ko",
+                "kernel/drivers/block/virtio_blk.ko",
+                "kernel/net/core/failover.ko",
+                "kernel/drivers/net/net_failover.ko",
+                "kernel/drivers/net/virtio_net.ko",
+                "kernel/drivers/char/virtio_console.ko",
+                "kernel/drivers/char/hw_random/virtio-rng.ko",
+            ]
+        );
+        // Asking for a dependency again does not load it twice.
+        let again = idx
+            .load_order(&["failover", "virtio_net", "net_failover"])
+            .unwrap();
+        assert_eq!(again.len(), 3);
+        assert_eq!(again[0], "kernel/net/core/failover.ko");
+        assert!(idx.load_order(&["nosuch"]).unwrap_err().contains("nosuch"));
+    }
+
+    #[test]
+    fn direct_dependencies_are_enough() {
+        // A modules.dep with only direct dependencies (as .modinfo gives them) orders the same.
+        let direct = "a.ko: b.ko\nb.ko: c.ko\nc.ko:\n";
+        let idx = ModuleIndex::from_modules_dep(direct);
+        assert_eq!(idx.load_order(&["a"]).unwrap(), ["c.ko", "b.ko", "a.ko"]);
+        assert_eq!(idx.modules_dep(&["a.ko".into()]), "a.ko: b.ko c.ko\n");
+    }
+
+    #[test]
+    fn cycles_are_reported() {
+        let idx = ModuleIndex::from_modules_dep("a.ko: b.ko\nb.ko: a.ko\n");
+        assert!(idx.load_order(&["a"]).unwrap_err().contains("cycle"));
+    }
+
+    /// A minimal ELF64 with a section-name table and a `.modinfo` section.
+    fn fake_module(modinfo: &[u8]) -> Vec<u8> {
+        let shstrtab = b"\0.shstrtab\0.modinfo\0";
+        let mut elf = vec![0u8; 64];
+        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        let str_off = elf.len();
+        elf.extend_from_slice(shstrtab);
+        let info_off = elf.len();
+        elf.extend_from_slice(modinfo);
+        while !elf.len().is_multiple_of(8) {
+            elf.push(0);
+        }
+        let shoff = elf.len();
+        let mut sh = |name: u32, off: usize, size: usize| {
+            let mut h = [0u8; 64];
+            h[..4].copy_from_slice(&name.to_le_bytes());
+            h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
+            h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
+            elf.extend_from_slice(&h);
+        };
+        sh(0, 0, 0);
+        sh(1, str_off, shstrtab.len());
+        sh(11, info_off, modinfo.len());
+        elf[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        elf[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+        elf[0x3e..0x40].copy_from_slice(&1u16.to_le_bytes());
+        elf
+    }
+
+    #[test]
+    fn modinfo_dependencies() {
+        let elf = fake_module(b"license=GPL\0depends=net_failover,foo-bar\0name=virtio_net\0");
+        assert_eq!(modinfo_depends(&elf).unwrap(), ["net_failover", "foo_bar"]);
+        let none = fake_module(b"depends=\0name=virtio_mmio\0");
+        assert!(modinfo_depends(&none).unwrap().is_empty());
+        assert!(modinfo_depends(b"not elf").is_err());
+        assert!(modinfo_depends(&fake_module(b"")[..70]).is_err());
+    }
+
+    #[test]
+    fn kernel_package_names() {
+        let out = "linux-image-arm64:arm64\n  Depends: linux-image-6.1.0-56-arm64:arm64\n";
+        assert_eq!(
+            kernel_package_from_depends(out).as_deref(),
+            Some("linux-image-6.1.0-56-arm64-unsigned")
+        );
+        assert_eq!(
+            kernel_package_from_depends("W: Unable to locate package"),
+            None
+        );
+        assert!(is_kernel_deb(
+            "linux-image-6.1.0-56-arm64-unsigned_6.1.192-2_arm64.deb"
+        ));
+        assert!(!is_kernel_deb(
+            "linux-image-6.1.0-56-arm64_6.1.192-2_arm64.deb"
+        ));
+        assert!(!is_kernel_deb("busybox-static_1%3a1.35.0-4_arm64.deb"));
+    }
+
+    #[test]
+    fn initramfs_layout() {
+        let idx = ModuleIndex::from_modules_dep(DEP);
+        let order = idx.load_order(&["virtio_net"]).unwrap();
+        let mods: Vec<(String, Vec<u8>)> = order
+            .iter()
+            .map(|p| (p.clone(), p.as_bytes().to_vec()))
+            .collect();
+        let bytes = initramfs_cpio("6.1.0-56-arm64", b"BB", &mods, &idx.modules_dep(&order));
+        let entries = crate::cpio::read(&bytes).unwrap();
+        let find = |n: &str| {
+            entries
+                .iter()
+                .find(|e| e.name == n)
+                .unwrap_or_else(|| panic!("{n} missing"))
+        };
+        assert_eq!(find("bin/busybox").data, b"BB");
+        assert_eq!(find("bin/busybox").mode, 0o100755);
+        assert_eq!(find("bin/sh").data, b"busybox");
+        assert_eq!(find("dev/console").rdev, (5, 1));
+        assert_eq!(find("init").mode, 0o100755);
+        let init = String::from_utf8(find("init").data.clone()).unwrap();
+        assert!(init.starts_with("#!/bin/busybox sh\n"));
+        assert!(init.contains(MARKER));
+        let fo = init.find("kernel/net/core/failover.ko").unwrap();
+        let nf = init.find("kernel/drivers/net/net_failover.ko").unwrap();
+        let vn = init.find("kernel/drivers/net/virtio_net.ko").unwrap();
+        assert!(fo < nf && nf < vn, "insmod in dependency order");
+        let dep =
+            String::from_utf8(find("lib/modules/6.1.0-56-arm64/modules.dep").data.clone()).unwrap();
+        assert!(dep.contains("kernel/drivers/net/virtio_net.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko"), "{dep}");
+        // Every directory comes before anything inside it.
+        for (i, e) in entries.iter().enumerate() {
+            if let Some((parent, _)) = e.name.rsplit_once('/') {
+                let pi = entries
+                    .iter()
+                    .position(|p| p.name == parent)
+                    .unwrap_or_else(|| panic!("no {parent}"));
+                assert!(pi < i, "{parent} after {}", e.name);
+            }
+        }
+    }
+
+    #[test]
+    fn gzip_round_trips() {
+        use std::io::Read;
+        let data = b"hello initramfs".repeat(100);
+        let gz = gzip(&data).unwrap();
+        assert_eq!(&gz[..2], &[0x1f, 0x8b]);
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, data);
+    }
+}
