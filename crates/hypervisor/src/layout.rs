@@ -15,3 +15,13 @@ pub const GICC_BASE: u64 = 0x0801_0000;
 pub const GICR_BASE: u64 = 0x080a_0000;
 /// IPA size given to guests (bits): 40, i.e. 1 TiB.
 pub const IPA_BITS: u32 = 40;
+/// Size of the guest's GICv3 redistributor frame per vCPU (RD_base + SGI_base).
+pub const GICR_FRAME: u64 = 0x2_0000;
+/// Size of the guest's GICv2 CPU interface mapping (GICC incl. GICC_DIR at 0x1000).
+pub const GICC_SIZE: u64 = 0x2000;
+/// Size of the guest's distributor window.
+pub const GICD_SIZE: u64 = 0x1_0000;
+/// Number of SPIs each guest's distributor implements.
+pub const GUEST_SPIS: u32 = 256;
+/// INTID of the PL011's SPI (SPI 1, as on QEMU virt).
+pub const UART_INTID: u32 = 33;

@@ -19,4 +19,5 @@ pub mod start;
 pub mod stats;
 pub mod sysregs;
 pub mod timer;
+pub mod vgic_glue;
 pub mod vm;

@@ -19,6 +19,8 @@ pub struct PerCpu {
     pub online: AtomicBool,
     /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
     pub slice_end: AtomicU64,
+    /// This CPU's list-register backend (only this CPU uses it).
+    pub lrs: spin::Mutex<Option<super::vgic_glue::HostLrs>>,
 }
 
 /// Every CPU's `PerCpu`, indexed by linear index (set before the CPU starts).
@@ -38,6 +40,7 @@ pub fn init_all(mpidrs: &[u64]) {
                     gic: super::gic::CpuGic::default(),
                     online: AtomicBool::new(false),
                     slice_end: AtomicU64::new(0),
+                    lrs: spin::Mutex::new(None),
                 }))
             })
             .collect()
@@ -57,6 +60,7 @@ pub fn set_current(index: usize, gic: super::gic::CpuGic) {
         // other CPU reads it (kicks target online CPUs only).
         unsafe { (*p).gic = gic };
         write_sysreg!("tpidr_el2", p as u64);
+        *cpu.lrs.lock() = super::vgic_glue::init_cpu();
     }
 }
 

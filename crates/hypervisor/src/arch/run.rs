@@ -17,8 +17,12 @@ use super::sched::{self, Thread};
 use super::stats::{ExitReason, ExitStats};
 use super::sysregs;
 use super::timer;
+use super::vgic_glue::{self, HostLrs};
 use super::vm::{Power, VcpuRun, Vm};
+use super::{gic, percpu};
 use crate::bootargs::ResetPolicy;
+use crate::layout;
+use vgic::{SgiReg, Vgic};
 use vtimer::{PhysTimer, TimerState};
 
 /// How a VM ended.
@@ -123,8 +127,15 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let sw = cfg.switch;
     let vm = &*t.vm;
     let vcpu = &vm.vcpus[t.vcpu];
+    let me = t.vcpu;
     let mut guard = vcpu.state.lock();
-    let VcpuRun { ctx, ptimer } = &mut *guard;
+    let VcpuRun {
+        ctx,
+        ptimer,
+        vtimer_active,
+    } = &mut *guard;
+    let mut lrs_guard = percpu::current().lrs.lock();
+    let mut lrs = lrs_guard.as_mut().filter(|_| vm.vgic.is_some());
     if vcpu.power() == Power::OnPending {
         let (entry, context_id) = *vcpu.boot.lock();
         ctx.reset_to(entry, context_id);
@@ -139,16 +150,37 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let mut stats = ExitStats::default();
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
     unsafe { sw.vcpu_load(ctx) };
+    if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
+        let _ = vg.lock().vcpu_load(me, l);
+    }
+    if *vtimer_active {
+        gic::set_private_active(vtimer::VIRT_TIMER_PPI, true);
+        *vtimer_active = false;
+    }
     loop {
         if vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
             break;
         }
+        if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
+            let mut g = vg.lock();
+            let _ = g.set_ppi_level(me, vtimer::PHYS_TIMER_PPI, ptimer.irq_level(timer::now()));
+            let _ = g.flush(me, l);
+            vgic_glue::deliver_kicks(vm, &mut g, me);
+        }
         // SAFETY: loaded above on this CPU.
         let raw = unsafe { sw.run(ctx) };
+        if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
+            let _ = vg.lock().sync(me, l);
+        }
         let next = match raw.kind {
             ExitKind::Irq | ExitKind::Fiq => {
                 stats.count(ExitReason::Irq);
-                sched::drain_host_irqs();
+                let ev = sched::drain_host_irqs(true);
+                if ev.vtimer {
+                    if let Some(vg) = &vm.vgic {
+                        let _ = vg.lock().set_ppi_level(me, vtimer::VIRT_TIMER_PPI, true);
+                    }
+                }
                 let next = match slice_end {
                     Some(end) if timer::now() >= end => {
                         if sched::others_runnable(t) {
@@ -179,7 +211,16 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
                     far: raw.far,
                     hpfar: raw.hpfar,
                 };
-                let next = handle_sync(&info, vm, t.vcpu, ctx, ptimer, &mut stats, sw);
+                let next = handle_sync(
+                    &info,
+                    vm,
+                    me,
+                    ctx,
+                    ptimer,
+                    lrs.as_deref_mut(),
+                    &mut stats,
+                    sw,
+                );
                 program_timer(slice_end, ptimer);
                 next
             }
@@ -190,6 +231,15 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     }
     // SAFETY: the vCPU loaded on this CPU.
     unsafe { sw.vcpu_put(ctx) };
+    if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
+        let _ = vg.lock().vcpu_put(me, l);
+    }
+    drop(lrs_guard);
+    // A forwarded timer interrupt the guest has not deactivated yet stays with the vCPU.
+    if gic::private_active(vtimer::VIRT_TIMER_PPI) {
+        gic::set_private_active(vtimer::VIRT_TIMER_PPI, false);
+        *vtimer_active = true;
+    }
     timer::disarm();
     if vcpu.blocked.load(Ordering::Acquire) {
         let vt = TimerState {
@@ -217,12 +267,14 @@ fn program_timer(slice_end: Option<u64>, ptimer: &PhysTimer) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn handle_sync(
     info: &ExitInfo,
     vm: &Vm,
     me: usize,
     ctx: &mut VcpuContext,
     ptimer: &mut PhysTimer,
+    lrs: Option<&mut HostLrs>,
     stats: &mut ExitStats,
     sw: &dyn WorldSwitch,
 ) -> Next {
@@ -247,6 +299,18 @@ fn handle_sync(
         }
         Exit::SysReg(acc) => {
             stats.count(ExitReason::SysReg);
+            if let (Some(which), Some(vg)) = (
+                SgiReg::from_encoding(acc.op0, acc.op1, acc.crn, acc.crm, acc.op2),
+                &vm.vgic,
+            ) {
+                if !acc.is_read {
+                    let mut g = vg.lock();
+                    let _ = g.write_sgi_sysreg(me, which, ctx.regs.read(acc.rt));
+                    vgic_glue::deliver_kicks(vm, &mut g, me);
+                    inject::skip_instruction(ctx, info.esr);
+                    return Next::Continue;
+                }
+            }
             match sysregs::emulate(&acc, ctx, ptimer) {
                 Ok(()) => inject::skip_instruction(ctx, info.esr),
                 Err(why) => {
@@ -277,7 +341,20 @@ fn handle_sync(
                 return Next::Continue;
             };
             let value = ctx.regs.read(acc.rt);
+            if let Some(vg) = &vm.vgic {
+                if let Some(next) = gic_mmio(vm, vg, me, &acc, value, ctx, info, far, stats, sw) {
+                    return next;
+                }
+            }
             let outcome = vm.bus.lock().dispatch(&acc, value);
+            if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
+                if let Some(vg) = &vm.vgic {
+                    let level = vm.uart.lock().irq_level();
+                    let mut g = vg.lock();
+                    let _ = g.set_spi_level(layout::UART_INTID, level);
+                    vgic_glue::deliver_kicks(vm, &mut g, me);
+                }
+            }
             match outcome {
                 MmioOutcome::Read(v) => {
                     stats.count(ExitReason::Mmio);
@@ -333,6 +410,13 @@ fn handle_sync(
             let v = &vm.vcpus[me];
             if v.wake.swap(false, Ordering::AcqRel) {
                 return Next::Continue;
+            }
+            if let (Some(vg), Some(l)) = (&vm.vgic, lrs) {
+                let mut g = vg.lock();
+                let _ = g.save_vmcr(me, l);
+                if g.vcpu_has_pending(me) {
+                    return Next::Continue;
+                }
             }
             v.blocked.store(true, Ordering::Release);
             Next::Yield
@@ -430,4 +514,77 @@ fn maybe_restart(t: &Thread) {
     vm.ended.store(false, Ordering::Release);
     crate::hv_log!("{}: restarted", vm.name);
     sched::kick(vm, 0);
+}
+
+/// Emulates a guest access to the virtual GIC's distributor or redistributors; `None` when
+/// `acc` is not in a GIC region.
+#[allow(clippy::too_many_arguments)]
+fn gic_mmio(
+    vm: &Vm,
+    vg: &spin::Mutex<Vgic>,
+    me: usize,
+    acc: &MmioAccess,
+    value: u64,
+    ctx: &mut VcpuContext,
+    info: &ExitInfo,
+    far: u64,
+    stats: &mut ExitStats,
+    sw: &dyn WorldSwitch,
+) -> Option<Next> {
+    let size = acc.size.bytes() as u8;
+    let in_gicd = acc.ipa >= layout::GICD_BASE && acc.ipa < layout::GICD_BASE + layout::GICD_SIZE;
+    let gicr_len = layout::GICR_FRAME * vm.vcpus.len() as u64;
+    let in_gicr = acc.ipa >= layout::GICR_BASE && acc.ipa < layout::GICR_BASE + gicr_len;
+    let is_v3 = matches!(vgic_glue::guest_gic(), Some(vgic_glue::GuestGic::V3));
+    if !in_gicd && !(in_gicr && is_v3) {
+        return None;
+    }
+    let mut g = vg.lock();
+    let result = match (in_gicd, acc.is_write) {
+        (true, false) => g.gicd_read(me, acc.ipa - layout::GICD_BASE, size).map(Some),
+        (true, true) => g
+            .gicd_write(
+                me,
+                acc.ipa - layout::GICD_BASE,
+                size,
+                acc.store_value(value),
+            )
+            .map(|_| None),
+        (false, false) => g.gicr_read(me, acc.ipa - layout::GICR_BASE, size).map(Some),
+        (false, true) => g
+            .gicr_write(
+                me,
+                acc.ipa - layout::GICR_BASE,
+                size,
+                acc.store_value(value),
+            )
+            .map(|_| None),
+    };
+    vgic_glue::deliver_kicks(vm, &mut g, me);
+    drop(g);
+    stats.count(ExitReason::Mmio);
+    match result {
+        Ok(read) => {
+            if let Some(v) = read {
+                ctx.regs.write(acc.rt, acc.load_value(v));
+            }
+            inject::skip_instruction(ctx, info.esr);
+        }
+        Err(e) if e.is_abort() => {
+            crate::hv_warn!(
+                "{}: GIC access at IPA {:#x}: {e}; injecting external abort",
+                vm.name,
+                acc.ipa
+            );
+            inject::inject_data_abort(sw, ctx, far, acc.is_write);
+        }
+        Err(e) => {
+            crate::hv_warn!("{}: GIC access at IPA {:#x}: {e}", vm.name, acc.ipa);
+            if !acc.is_write {
+                ctx.regs.write(acc.rt, 0);
+            }
+            inject::skip_instruction(ctx, info.esr);
+        }
+    }
+    Some(Next::Continue)
 }

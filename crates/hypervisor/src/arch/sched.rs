@@ -147,21 +147,31 @@ pub struct HostEvents {
     pub timer: bool,
     /// Another CPU kicked this one.
     pub kicked: bool,
+    /// The loaded vCPU's virtual timer fired: the physical PPI stays active and must be
+    /// injected as the hardware-mapped virtual PPI 27.
+    pub vtimer: bool,
 }
 
-/// Acknowledges and handles every pending host interrupt on this CPU.
-pub fn drain_host_irqs() -> HostEvents {
+/// Acknowledges and handles every pending host interrupt on this CPU. With
+/// `vcpu_loaded`, the virtual-timer PPI is left active for the guest to deactivate
+/// through its hardware-mapped list register.
+pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
     let mut ev = HostEvents::default();
     while let Some(a) = gic::ack() {
+        gic::eoi(a);
         match a.intid() {
             gic::SGI_KICK => ev.kicked = true,
             gic::PPI_HYP_TIMER => {
                 timer::disarm();
                 ev.timer = true;
             }
+            gic::PPI_VIRT_TIMER if vcpu_loaded => {
+                ev.vtimer = true;
+                continue; // stays active until the guest deactivates it
+            }
+            gic::PPI_MAINTENANCE | gic::PPI_VIRT_TIMER => {}
             other => crate::hv_warn!("unexpected host interrupt {other}"),
         }
-        gic::eoi(a);
         gic::deactivate(a);
     }
     ev
@@ -171,7 +181,7 @@ pub fn drain_host_irqs() -> HostEvents {
 pub fn cpu_loop() -> ! {
     let me = percpu::current();
     loop {
-        drain_host_irqs();
+        drain_host_irqs(false);
         let Some(sched) = SCHED.get() else {
             wait_for_interrupt();
             continue;

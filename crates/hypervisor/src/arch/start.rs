@@ -225,6 +225,13 @@ fn main_with_mmu(
     // Host interrupts and the other CPUs.
     if let Some(g) = &info.gic {
         gic::init(g);
+        match super::vgic_glue::init(g) {
+            Some(super::vgic_glue::GuestGic::V2 { gich, gicv }) => {
+                crate::hv_log!("guest GICv2: list registers in GICH {gich:#x}, GICV {gicv:#x} mapped at the guest's GICC")
+            }
+            Some(super::vgic_glue::GuestGic::V3) => crate::hv_log!("guest GICv3: ICH_* list registers, GICD/GICR emulated"),
+            None => crate::hv_warn!("the host GIC has no virtualization extensions in the device tree; guests get no GIC"),
+        }
     } else {
         crate::hv_log!("FATAL: no GIC in the host device tree");
         power::exit(1)

@@ -4,19 +4,22 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use el2_core::mmio::MmioBus;
+use el2_core::mmio::{AccessSize, MmioBus, MmioDevice, MmioResult};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table};
+use vgic::Vgic;
 use vtimer::{PhysTimer, VmCounter};
 
 use super::frames::{self, FrameTables};
 use super::run::VmEnd;
 use super::stats::ExitStats;
+use super::vgic_glue::{self, GuestGic};
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
-use crate::guest_fdt::{self, GuestFdtConfig, UartNode};
+use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode};
 use crate::layout;
 use crate::loader::{self, GuestLayout, LoadError};
 
@@ -53,6 +56,9 @@ pub struct VcpuRun {
     pub ctx: VcpuContext,
     /// The emulated EL1 physical timer.
     pub ptimer: PhysTimer,
+    /// The physical virtual-timer PPI was active (forwarded, not yet deactivated by the
+    /// guest) when the vCPU was put; restored on load.
+    pub vtimer_active: bool,
 }
 
 /// One virtual CPU of a VM.
@@ -117,6 +123,23 @@ pub struct Vm {
     pub ends_all: bool,
     /// The VM's virtual counter (`CNTVOFF_EL2`), shared by its vCPUs.
     pub counter: VmCounter,
+    /// The virtual GIC (`None` when the host GIC cannot be virtualized).
+    pub vgic: Option<Mutex<Vgic>>,
+    /// The emulated PL011 (also on the MMIO bus), for its interrupt line and input.
+    pub uart: Arc<Mutex<Pl011>>,
+}
+
+/// The PL011 on the MMIO bus, shared with the VM so its interrupt level can be read.
+struct SharedUart(Arc<Mutex<Pl011>>);
+
+impl MmioDevice for SharedUart {
+    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
+        self.0.lock().read(offset, size)
+    }
+
+    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
+        self.0.lock().write(offset, size, value)
+    }
 }
 
 /// Guest console output: whole lines to the hypervisor console.
@@ -196,14 +219,24 @@ impl Vm {
         };
         let mut uart = Pl011::new(out);
         uart.set_log_hook(log_pl011);
+        let uart = Arc::new(Mutex::new(uart));
         let mut bus = MmioBus::new();
         bus.add(
             layout::UART_BASE,
             layout::UART_SIZE,
             "pl011",
-            Box::new(uart),
+            Box::new(SharedUart(uart.clone())),
         )
         .map_err(|_| VmError::Config("MMIO layout overlap"))?;
+        // GICv2: the guest's CPU interface is the host's virtual CPU interface (GICV),
+        // mapped as device memory so the guest acknowledges and EOIs without trapping.
+        if let Some(GuestGic::V2 { gicv, .. }) = vgic_glue::guest_gic() {
+            stage2
+                .map(layout::GICC_BASE, gicv, layout::GICC_SIZE, S2Attrs::DEVICE)
+                .map_err(VmError::Stage2)?;
+        }
+        let vgic =
+            vgic_glue::new_vgic((0..spec.vcpus as usize).map(vcpu_mpidr).collect()).map(Mutex::new);
 
         let actlr = el2_core::read_sysreg!("actlr_el1");
         let counter = VmCounter::starting_at(super::timer::now());
@@ -223,6 +256,7 @@ impl Vm {
                     state: Mutex::new(VcpuRun {
                         ctx,
                         ptimer: PhysTimer::default(),
+                        vtimer_active: false,
                     }),
                     wake_at: AtomicU64::new(0),
                     mpidr,
@@ -250,6 +284,8 @@ impl Vm {
             layout: layout_plan,
             ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
             counter,
+            vgic,
+            uart,
         };
         vm.load_images(spec)?;
         Ok(vm)
@@ -268,9 +304,23 @@ impl Vm {
             uart: Some(UartNode {
                 base: layout::UART_BASE,
                 size: layout::UART_SIZE,
-                spi: None,
+                spi: self.vgic.as_ref().map(|_| layout::UART_INTID - 32),
             }),
-            gic: None,
+            gic: match (self.vgic.is_some(), vgic_glue::guest_gic()) {
+                (true, Some(GuestGic::V2 { .. })) => Some(GicNode::V2 {
+                    dist_base: layout::GICD_BASE,
+                    dist_size: layout::GICD_SIZE,
+                    cpu_base: layout::GICC_BASE,
+                    cpu_size: layout::GICC_SIZE,
+                }),
+                (true, Some(GuestGic::V3)) => Some(GicNode::V3 {
+                    dist_base: layout::GICD_BASE,
+                    dist_size: layout::GICD_SIZE,
+                    redist_base: layout::GICR_BASE,
+                    redist_size: layout::GICR_FRAME * self.vcpus.len() as u64,
+                }),
+                _ => None,
+            },
             bootargs: String::from(spec.cmdline),
             initrd: self.layout.initrd,
             ..GuestFdtConfig::default()
