@@ -1,0 +1,126 @@
+//! Exception entry and return (ARM ARM B1.8, without Security/Virtualization traps).
+
+use super::modes::{psr, Mode};
+use super::Cpu;
+
+/// An exception raised by an instruction or an interrupt input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exception {
+    /// Reset.
+    Reset,
+    /// Undefined instruction (also UNPREDICTABLE encodings and trapped accesses).
+    Undefined,
+    /// Supervisor call.
+    Svc(u32),
+    /// Prefetch abort with the IFSR value and the faulting address.
+    PrefetchAbort {
+        /// IFSR value.
+        fsr: u32,
+        /// IFAR value.
+        far: u32,
+    },
+    /// Data abort with the DFSR value and the faulting address.
+    DataAbort {
+        /// DFSR value.
+        fsr: u32,
+        /// DFAR value.
+        far: u32,
+    },
+    /// Interrupt request.
+    Irq,
+    /// Fast interrupt request.
+    Fiq,
+}
+
+impl Cpu {
+    /// Vector base address (`SCTLR.V` hivecs or `VBAR`).
+    pub fn vector_base(&self) -> u32 {
+        if self.cp15.sctlr & (1 << 13) != 0 {
+            0xffff_0000
+        } else {
+            self.cp15.vbar & !0x1f
+        }
+    }
+
+    /// Takes `e` with `self.r[15]` the address of the instruction it concerns (for
+    /// interrupts: the next instruction to execute) and `len` its length.
+    pub fn take_exception(&mut self, e: Exception, len: u32) {
+        let pc = self.r[15];
+        let thumb = self.thumb();
+        let (mode, off, lr, mask_a, mask_f) = match e {
+            Exception::Reset => (Mode::Svc, 0x00, 0, true, true),
+            Exception::Undefined => (Mode::Und, 0x04, pc.wrapping_add(if thumb { 2 } else { 4 }), false, false),
+            Exception::Svc(_) => (Mode::Svc, 0x08, pc.wrapping_add(len), false, false),
+            Exception::PrefetchAbort { fsr, far } => {
+                self.cp15.ifsr = fsr;
+                self.cp15.ifar = far;
+                (Mode::Abt, 0x0c, pc.wrapping_add(4), true, false)
+            }
+            Exception::DataAbort { fsr, far } => {
+                self.cp15.dfsr = fsr;
+                self.cp15.dfar = far;
+                (Mode::Abt, 0x10, pc.wrapping_add(8), true, false)
+            }
+            Exception::Irq => (Mode::Irq, 0x18, pc.wrapping_add(4), true, false),
+            Exception::Fiq => (Mode::Fiq, 0x1c, pc.wrapping_add(4), true, true),
+        };
+        let saved = self.cpsr();
+        self.switch_mode(mode);
+        self.spsr[mode.bank()] = saved;
+        self.r[14] = lr;
+        self.it = 0;
+        let mut c = self.cpsr & !(psr::T | psr::J | psr::E);
+        c |= psr::I;
+        if mask_a {
+            c |= psr::A;
+        }
+        if mask_f {
+            c |= psr::F;
+        }
+        if self.cp15.sctlr & (1 << 30) != 0 {
+            c |= psr::T;
+        }
+        if self.cp15.sctlr & (1 << 25) != 0 {
+            c |= psr::E;
+        }
+        self.cpsr = c;
+        self.r[15] = self.vector_base().wrapping_add(off);
+        self.monitor = None;
+    }
+
+    /// Exception return: `CPSR = SPSR` then branch to `target` (`SUBS PC, LR`, `LDM ^`,
+    /// `RFE`, `ERET`). In User/System mode (no SPSR) this is UNPREDICTABLE; we only branch.
+    pub(crate) fn exception_return(&mut self, target: u32, new_cpsr: u32) {
+        self.set_cpsr(new_cpsr);
+        let t = if self.thumb() { target & !1 } else { target & !3 };
+        self.next_pc = t;
+    }
+
+    /// `CPSRWriteByInstr` (MSR/CPS): writes the bytes selected by `mask` (f, s, x, c).
+    pub(crate) fn write_cpsr_by_instr(&mut self, v: u32, mask: u8) {
+        let privileged = self.mode.privileged();
+        let mut keep = !0u32;
+        if mask & 8 != 0 {
+            keep &= !0xf800_0000;
+        }
+        if mask & 4 != 0 {
+            keep &= !0x000f_0000;
+        }
+        if mask & 2 != 0 {
+            keep &= !psr::E;
+            if privileged {
+                keep &= !psr::A;
+            }
+        }
+        if mask & 1 != 0 && privileged {
+            keep &= !(psr::I | psr::F);
+        }
+        let nv = (self.cpsr & keep) | (v & !keep);
+        self.cpsr = (nv & !psr::M) | self.mode as u32;
+        if mask & 1 != 0 && privileged {
+            if let Some(m) = Mode::from_bits(v) {
+                self.switch_mode(m);
+            }
+        }
+    }
+}

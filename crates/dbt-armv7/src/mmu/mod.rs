@@ -1,0 +1,186 @@
+//! Stage-1 address translation: short-descriptor ([`short`]) and LPAE long-descriptor
+//! ([`lpae`]) walks, permission checks, fault status encodings, and a software TLB ([`tlb`]).
+
+pub mod lpae;
+pub mod short;
+pub mod tlb;
+
+use crate::bus::Bus;
+use crate::cp15::Cp15;
+
+/// Permission bits cached in the TLB.
+pub mod perm {
+    /// Privileged read.
+    pub const PR: u8 = 1;
+    /// Privileged write.
+    pub const PW: u8 = 2;
+    /// Privileged execute.
+    pub const PX: u8 = 4;
+    /// Unprivileged read.
+    pub const UR: u8 = 8;
+    /// Unprivileged write.
+    pub const UW: u8 = 16;
+    /// Unprivileged execute.
+    pub const UX: u8 = 32;
+}
+
+/// Kind of memory access being translated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// Store.
+    pub write: bool,
+    /// Instruction fetch.
+    pub fetch: bool,
+    /// Checked with User-mode permissions (User mode, or `LDRT`-family).
+    pub user: bool,
+}
+
+impl Access {
+    /// The permission bit this access needs.
+    pub fn needed(self) -> u8 {
+        match (self.user, self.fetch, self.write) {
+            (false, true, _) => perm::PX,
+            (false, false, false) => perm::PR,
+            (false, false, true) => perm::PW,
+            (true, true, _) => perm::UX,
+            (true, false, false) => perm::UR,
+            (true, false, true) => perm::UW,
+        }
+    }
+}
+
+/// A translation fault, before it is encoded into a FSR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Alignment fault.
+    Alignment,
+    /// No valid descriptor.
+    Translation,
+    /// Access flag clear.
+    AccessFlag,
+    /// Domain not accessible (short descriptors only).
+    Domain,
+    /// Permission denied.
+    Permission,
+    /// External abort on the translation table walk.
+    WalkExternal,
+    /// External abort on the access itself.
+    External,
+}
+
+/// A fault with the information its FSR encoding needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// What went wrong.
+    pub kind: FaultKind,
+    /// Lookup level (short: 1 = section, 2 = page; LPAE: 1..=3).
+    pub level: u8,
+    /// Domain (short descriptors).
+    pub domain: u8,
+}
+
+impl Fault {
+    /// Fault with no level/domain.
+    pub fn new(kind: FaultKind) -> Fault {
+        Fault {
+            kind,
+            level: 0,
+            domain: 0,
+        }
+    }
+
+    /// Encodes a DFSR/IFSR value in the format selected by `TTBCR.EAE`.
+    pub fn fsr(self, lpae: bool, write: bool) -> u32 {
+        let wnr = if write { 1 << 11 } else { 0 };
+        if lpae {
+            let l = self.level as u32 & 3;
+            let status = match self.kind {
+                FaultKind::Alignment => 0b100001,
+                FaultKind::Translation => 0b000100 | l,
+                FaultKind::AccessFlag => 0b001000 | l,
+                FaultKind::Permission | FaultKind::Domain => 0b001100 | l,
+                FaultKind::WalkExternal => 0b010100 | l,
+                FaultKind::External => 0b010000,
+            };
+            return wnr | 1 << 9 | status;
+        }
+        let page = self.level >= 2;
+        let fs: u32 = match self.kind {
+            FaultKind::Alignment => 0b00001,
+            FaultKind::Translation => {
+                if page {
+                    0b00111
+                } else {
+                    0b00101
+                }
+            }
+            FaultKind::AccessFlag => {
+                if page {
+                    0b00110
+                } else {
+                    0b00011
+                }
+            }
+            FaultKind::Domain => {
+                if page {
+                    0b01011
+                } else {
+                    0b01001
+                }
+            }
+            FaultKind::Permission => {
+                if page {
+                    0b01111
+                } else {
+                    0b01101
+                }
+            }
+            FaultKind::WalkExternal => {
+                if page {
+                    0b01110
+                } else {
+                    0b01100
+                }
+            }
+            FaultKind::External => 0b01000,
+        };
+        wnr | (fs >> 4) << 10 | (self.domain as u32 & 15) << 4 | (fs & 15)
+    }
+}
+
+/// A successful walk: the 4 KiB page frame and its permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// Physical address of the 4 KiB page containing the VA.
+    pub pa_page: u64,
+    /// [`perm`] bits.
+    pub perms: u8,
+    /// Level of the final descriptor (for permission faults).
+    pub level: u8,
+    /// Domain (short descriptors; LPAE: 0).
+    pub domain: u8,
+    /// Domain is Manager (no permission checks) or LPAE (none).
+    pub manager: bool,
+}
+
+/// Walks the translation tables for `va` (MMU on).
+pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
+    if cp15.lpae() {
+        lpae::walk(cp15, bus, va)
+    } else {
+        short::walk(cp15, bus, va)
+    }
+}
+
+/// Applies `SCTLR.WXN`: writable pages are never executable.
+pub(crate) fn apply_wxn(cp15: &Cp15, mut p: u8) -> u8 {
+    if cp15.sctlr & (1 << 19) != 0 {
+        if p & perm::PW != 0 {
+            p &= !(perm::PX | perm::UX);
+        }
+        if p & perm::UW != 0 {
+            p &= !perm::UX;
+        }
+    }
+    p
+}
