@@ -46,6 +46,9 @@ register_bitfields! {u64,
         CONTIGUOUS OFFSET(52) NUMBITS(1) [],
         /// XN[1] (stage 2): execute never at EL1 and EL0. (XN[0], bit 53, is FEAT_XNX.)
         XN OFFSET(54) NUMBITS(1) [],
+        /// Software bit (ignored by hardware): a writable mapping write-protected for dirty
+        /// logging (see `crate::dirty`).
+        SW_LOGGED OFFSET(55) NUMBITS(1) [],
     ]
 }
 

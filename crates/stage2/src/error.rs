@@ -24,6 +24,8 @@ pub enum Error {
     InvalidIpaLimit,
     /// A CPU index is out of range for the [`crate::VmidAllocator`].
     InvalidCpu,
+    /// `start_dirty_log` while another dirty log is running.
+    DirtyLogActive,
 }
 
 impl fmt::Display for Error {
@@ -38,6 +40,7 @@ impl fmt::Display for Error {
             Error::InvalidPaRange => "reserved ID_AA64MMFR0_EL1.PARange value",
             Error::InvalidIpaLimit => "IPA limit too small",
             Error::InvalidCpu => "CPU index out of range",
+            Error::DirtyLogActive => "a dirty log is already running",
         };
         f.write_str(s)
     }

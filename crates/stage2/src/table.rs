@@ -6,6 +6,7 @@ use aarch64_cpu::registers::VTTBR_EL2;
 
 use crate::attrs::S2Attrs;
 use crate::config::Stage2Config;
+use crate::dirty::DirtyLog;
 use crate::traits::{TableAllocator, TlbMaintenance, PAGE_SIZE};
 use crate::visitors::{CheckUnmapped, Lookup, MapVisitor, ProtectVisitor, UnmapVisitor};
 use crate::walker::{walk, Mm, Visitor};
@@ -63,6 +64,8 @@ pub struct Stage2Table<A: TableAllocator, T: TlbMaintenance = DefaultTlb> {
     tlb: T,
     root: u64,
     vttbr: AtomicU64,
+    /// The active dirty log, if any (see [`crate::dirty`]).
+    pub(crate) dirty: Option<DirtyLog>,
 }
 
 impl<A: TableAllocator> Stage2Table<A, DefaultTlb> {
@@ -85,6 +88,7 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
             tlb,
             root,
             vttbr: AtomicU64::new(NO_VTTBR),
+            dirty: None,
         })
     }
 
@@ -156,8 +160,9 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
         if r.is_err() {
             // The range held nothing before, so undoing cannot split blocks or allocate.
             let _ = self.run(start, end, &mut UnmapVisitor { start, end });
+            return r;
         }
-        r
+        self.write_protect(start, end)
     }
 
     /// Like [`Stage2Table::map`], but replaces whatever the range mapped before (splitting
@@ -173,7 +178,8 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
             pa_start: pa,
             attr_bits: attrs.descriptor_bits(),
         };
-        self.run(start, end, &mut v)
+        self.run(start, end, &mut v)?;
+        self.write_protect(start, end)
     }
 
     /// Unmaps `[ipa, ipa + len)` (holes are fine), splitting blocks that straddle the edges
@@ -201,7 +207,8 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
             end,
             attr_bits: attrs.descriptor_bits(),
         };
-        self.run(start, end, &mut v)
+        self.run(start, end, &mut v)?;
+        self.write_protect(start, end)
     }
 
     /// The physical address and attributes `ipa` translates to, if mapped.
@@ -236,7 +243,7 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
         self.cfg.granule().entries_per_table() * self.cfg.root_tables() as usize
     }
 
-    fn run<V: Visitor<A, T>>(&mut self, start: u64, end: u64, v: &mut V) -> Result<()> {
+    pub(crate) fn run<V: Visitor<A, T>>(&mut self, start: u64, end: u64, v: &mut V) -> Result<()> {
         let vttbr = self.current_vttbr();
         let (root, level, entries) = (self.root, self.cfg.start_level(), self.root_entries());
         let mut mm = Mm::new(&mut self.alloc, &self.tlb, vttbr, self.cfg.granule());
@@ -246,7 +253,7 @@ impl<A: TableAllocator, T: TlbMaintenance> Stage2Table<A, T> {
     }
 
     /// Validates an IPA range; `None` for an empty one.
-    fn check_ipa(&self, ipa: u64, len: u64) -> Result<Option<(u64, u64)>> {
+    pub(crate) fn check_ipa(&self, ipa: u64, len: u64) -> Result<Option<(u64, u64)>> {
         if !ipa.is_multiple_of(PAGE_SIZE) || !len.is_multiple_of(PAGE_SIZE) {
             return Err(Error::Misaligned);
         }

@@ -29,9 +29,16 @@ pub(crate) struct Lookup {
 impl<A: TableAllocator, T: TlbMaintenance> Visitor<A, T> for Lookup {
     fn visit(&mut self, kind: Visit, e: &mut Entry, _: &mut Mm<'_, A, T>) -> Result<()> {
         if kind == Visit::Leaf && desc::is_valid(e.old) {
-            if let Some(attrs) = S2Attrs::from_descriptor(e.old) {
+            // A page write-protected for dirty logging is writable as far as the VM is
+            // concerned: report the intended permission.
+            let d = if e.old & crate::dirty::sw_logged() != 0 {
+                e.old | S2_DESC::S2AP::WriteOnly.value
+            } else {
+                e.old
+            };
+            if let Some(attrs) = S2Attrs::from_descriptor(d) {
                 self.found = Some(Mapping {
-                    pa: desc::addr(e.old) + (self.ipa - e.addr),
+                    pa: desc::addr(d) + (self.ipa - e.addr),
                     attrs,
                     level: e.level,
                     size: e.size,
@@ -163,7 +170,9 @@ impl<A: TableAllocator, T: TlbMaintenance> Visitor<A, T> for ProtectVisitor {
         if !e.covered_by(self.start, self.end) {
             return mm.split_block(e);
         }
-        let new = (e.old & !desc::leaf_attr_mask()) | self.attr_bits;
+        // New attributes also end a dirty-logging write protection; the table re-protects
+        // the range afterwards if it is still logged.
+        let new = (e.old & !(desc::leaf_attr_mask() | crate::dirty::sw_logged())) | self.attr_bits;
         if new == e.old {
             return Ok(());
         }
