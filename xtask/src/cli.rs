@@ -54,7 +54,7 @@ pub struct VmArgs {
     /// arm64 Image [default: hello].
     #[arg(long, value_name = "NAME|PATH")]
     pub guest: Option<String>,
-    /// Guest RAM, e.g. 128M, 1G or a number of bytes [default: 128M; 512M for linux].
+    /// Guest RAM, e.g. 128M, 1G or a number of bytes [default: 128M; 256M for linux].
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub mem: Option<u64>,
     /// Number of vCPUs of the VM [default: 1].
@@ -116,7 +116,8 @@ pub struct QemuArgs {
     /// Start QEMU halted with a gdb server on :1234 (-s -S).
     #[arg(long)]
     pub gdb: bool,
-    /// Kill QEMU after this many seconds [default: 60; none with --gdb].
+    /// Kill QEMU after this many seconds [default: 60; none with --gdb or a Linux guest,
+    /// which boots to an interactive shell].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
 }
@@ -148,8 +149,8 @@ pub struct LinuxNativeArgs {
     /// Number of CPUs.
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=MAX_SMP as i64))]
     pub smp: u32,
-    /// Memory of the QEMU machine.
-    #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size_arg)]
+    /// Memory of the QEMU machine (the same as a Linux VM gets by default).
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size_arg)]
     pub mem: u64,
     /// Kernel image instead of Debian's.
     #[arg(long, value_name = "PATH")]
@@ -612,7 +613,7 @@ mod tests {
             Command::LinuxNative(a) => {
                 assert_eq!(a.cpu, Cpu::CortexA57);
                 assert_eq!(a.smp, 1);
-                assert_eq!(a.mem, 512 << 20);
+                assert_eq!(a.mem, 256 << 20);
                 assert!(!a.shell);
                 assert_eq!(a.append, None);
             }

@@ -45,8 +45,9 @@ pub const MARKER: &str = "linux-guest: userspace up";
 pub const PASS_MARKER: &str = "linux-guest: PASS";
 /// Default kernel command line of a Linux guest.
 pub const DEFAULT_CMDLINE: &str = "console=ttyAMA0";
-/// Default memory of a Linux guest.
-pub const DEFAULT_MEM: u64 = 512 << 20;
+/// Default memory of a Linux guest (enough for the kernel, its 64 MiB CMA area and the
+/// initramfs; with the default host memory of VM + 256M the hypervisor finds room for it).
+pub const DEFAULT_MEM: u64 = 256 << 20;
 
 /// The cached files a Linux guest boots from.
 #[derive(Debug, Clone)]

@@ -103,7 +103,8 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         kernel: built.hypervisor,
         initrd: built.package,
     };
-    let timeout = match (args.timeout, args.gdb) {
+    let interactive_linux = config::needs_linux(&plan.vms);
+    let timeout = match (args.timeout, args.gdb || interactive_linux) {
         (Some(t), _) => Some(t),
         (None, true) => None,
         (None, false) => Some(DEFAULT_QEMU_TIMEOUT),
@@ -120,7 +121,10 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
     }
     match timeout {
         Some(t) => eprintln!("xtask: timeout {t} s (--timeout); quit QEMU with Ctrl-A X"),
-        None => eprintln!("xtask: no timeout with --gdb; quit QEMU with Ctrl-A X"),
+        None => eprintln!(
+            "xtask: no timeout with --gdb or a Linux guest (--timeout SECS sets one); quit \
+             QEMU with Ctrl-A X"
+        ),
     }
     let outcome = qemu::run_interactive(&qemu_path, &cfg, timeout.map(Duration::from_secs))?;
     match outcome {
