@@ -25,3 +25,9 @@ pub const GICD_SIZE: u64 = 0x1_0000;
 pub const GUEST_SPIS: u32 = 256;
 /// INTID of the PL011's SPI (SPI 1, as on QEMU virt).
 pub const UART_INTID: u32 = 33;
+/// First virtio-mmio window (QEMU virt's address); window `n` is at `VIRTIO_BASE + n * VIRTIO_SIZE`.
+pub const VIRTIO_BASE: u64 = 0x0a00_0000;
+/// Size of one virtio-mmio window.
+pub const VIRTIO_SIZE: u64 = 0x200;
+/// INTID of the first virtio-mmio window's SPI (SPI 16, as on QEMU virt).
+pub const VIRTIO_FIRST_INTID: u32 = 48;

@@ -96,7 +96,14 @@ pub struct PlatformInfo<'a> {
     pub is_qemu_virt: bool,
     /// The device tree blob itself (must stay reserved).
     pub dtb: Range,
+    /// virtio-mmio windows (`virtio,mmio` nodes), for the hypervisor's own drivers.
+    pub virtio: [Range; MAX_VIRTIO],
+    /// Number of valid entries in `virtio`.
+    pub virtio_count: usize,
 }
+
+/// Largest number of host virtio-mmio windows recorded.
+pub const MAX_VIRTIO: usize = 32;
 
 /// Why the host device tree could not be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +151,8 @@ impl<'a> PlatformInfo<'a> {
                 base: dtb_pa,
                 size: fdt.total_size() as u64,
             },
+            virtio: [Range::default(); MAX_VIRTIO],
+            virtio_count: 0,
         };
         for node in fdt.all_nodes() {
             if node.name == "memory" || node.name.starts_with("memory@") {
@@ -238,6 +247,19 @@ impl<'a> PlatformInfo<'a> {
                 }
             }
         }
+        for node in fdt.all_nodes() {
+            if node
+                .compatible()
+                .is_some_and(|c| c.all().any(|c| c == "virtio,mmio"))
+            {
+                if let Some(r) = range_of(&node, 0) {
+                    if info.virtio_count < MAX_VIRTIO {
+                        info.virtio[info.virtio_count] = r;
+                        info.virtio_count += 1;
+                    }
+                }
+            }
+        }
         if let Some(psci) = fdt.find_compatible(&["arm,psci-1.0", "arm,psci-0.2", "arm,psci"]) {
             info.psci = match psci.property("method").and_then(|p| p.as_str()) {
                 Some("smc") => Some(PsciConduit::Smc),
@@ -251,6 +273,11 @@ impl<'a> PlatformInfo<'a> {
     /// The RAM ranges.
     pub fn memory(&self) -> &[Range] {
         &self.mem[..self.mem_count]
+    }
+
+    /// The host's virtio-mmio windows.
+    pub fn virtio_windows(&self) -> &[Range] {
+        &self.virtio[..self.virtio_count]
     }
 
     /// The CPUs' MPIDR values.

@@ -123,6 +123,7 @@ pub enum El1Reg {
     Ttbr0,
     Ttbr1,
     Mair,
+    SpEl1,
 }
 
 /// The world switch. A backend is a stateless strategy; all state lives in
@@ -180,6 +181,7 @@ pub fn el1_field(regs: &mut crate::vcpu::El1SysRegs, reg: El1Reg) -> &mut u64 {
         El1Reg::Ttbr0 => &mut regs.ttbr0_el1,
         El1Reg::Ttbr1 => &mut regs.ttbr1_el1,
         El1Reg::Mair => &mut regs.mair_el1,
+        El1Reg::SpEl1 => &mut regs.sp_el1,
     }
 }
 

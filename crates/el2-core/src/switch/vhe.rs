@@ -89,6 +89,7 @@ impl WorldSwitch for Vhe {
             El1Reg::Ttbr0 => read_sysreg!("s3_5_c2_c0_0"),
             El1Reg::Ttbr1 => read_sysreg!("s3_5_c2_c0_1"),
             El1Reg::Mair => read_sysreg!("s3_5_c10_c2_0"),
+            El1Reg::SpEl1 => read_sysreg!("sp_el1"),
         }
     }
 
@@ -104,6 +105,7 @@ impl WorldSwitch for Vhe {
             El1Reg::Ttbr0 => write_sysreg!("s3_5_c2_c0_0", value),
             El1Reg::Ttbr1 => write_sysreg!("s3_5_c2_c0_1", value),
             El1Reg::Mair => write_sysreg!("s3_5_c10_c2_0", value),
+            El1Reg::SpEl1 => write_sysreg!("sp_el1", value),
         }
     }
 }

@@ -17,6 +17,20 @@ static HEAP_SPACE: HeapSpace = HeapSpace(UnsafeCell::new([0; HEAP_SIZE]));
 #[global_allocator]
 static HEAP: LockedHeap<32> = LockedHeap::empty();
 
+/// Grows the heap with `bytes` from the frame allocator (after it is set up): device
+/// models such as RAM disks live on the heap. Returns the bytes added.
+pub fn grow_from_frames(bytes: u64) -> u64 {
+    match super::frames::alloc_zeroed(bytes) {
+        Some(pa) => {
+            // SAFETY: the frames were just allocated for the heap and are never freed; they
+            // are identity-mapped normal memory.
+            unsafe { HEAP.lock().add_to_heap(pa as usize, (pa + bytes) as usize) };
+            bytes
+        }
+        None => 0,
+    }
+}
+
 /// Gives the heap its memory.
 ///
 /// # Safety

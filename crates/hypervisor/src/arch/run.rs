@@ -11,6 +11,7 @@ use el2_core::psci::{AffinityState, PsciHost, PsciReturn, MPIDR_AFFINITY_MASK};
 use el2_core::smccc::{self, CallOutcome, SmcccCall};
 use el2_core::switch::{ExitKind, WorldSwitch};
 use el2_core::vcpu::VcpuContext;
+use el2_core::{mmio_decode, s1walk};
 use spin::Once;
 
 use super::sched::{self, Thread};
@@ -327,62 +328,36 @@ fn handle_sync(
         }
         Exit::DataAbort(da) => {
             let far = if da.fnv { 0 } else { da.far };
-            let Some(acc) = MmioAccess::from_abort(&da) else {
-                stats.count(ExitReason::DataAbortInjected);
-                crate::hv_warn!(
-                    "{name}: data abort at IPA {:#x} (pc {:#x}, ISV={}, S1PTW={}, DFSC={:#x}) cannot be emulated; injecting external abort",
-                    da.ipa,
-                    ctx.regs.pc,
-                    da.isv as u8,
-                    da.s1ptw as u8,
-                    da.dfsc
-                );
-                inject::inject_data_abort(sw, ctx, far, da.wnr);
-                return Next::Continue;
+            let result = match MmioAccess::from_abort(&da) {
+                Some(acc) => {
+                    let value = ctx.regs.read(acc.rt);
+                    do_mmio(vm, me, &acc, value).map(|v| {
+                        if let Some(v) = v {
+                            ctx.regs.write(acc.rt, v);
+                        }
+                    })
+                }
+                None if !da.s1ptw && !da.cm => emulate_undecoded(vm, me, ctx, &da, sw),
+                None => Err(MmioFail::Refused(
+                    "a stage-1 table walk or cache maintenance on an emulated region",
+                )),
             };
-            let value = ctx.regs.read(acc.rt);
-            if let Some(vg) = &vm.vgic {
-                if let Some(next) = gic_mmio(vm, vg, me, &acc, value, ctx, info, far, stats, sw) {
-                    return next;
-                }
-            }
-            let outcome = vm.bus.lock().dispatch(&acc, value);
-            if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
-                if let Some(vg) = &vm.vgic {
-                    let level = vm.uart.lock().irq_level();
-                    let mut g = vg.lock();
-                    let _ = g.set_spi_level(layout::UART_INTID, level);
-                    vgic_glue::deliver_kicks(vm, &mut g, me);
-                }
-            }
-            match outcome {
-                MmioOutcome::Read(v) => {
-                    stats.count(ExitReason::Mmio);
-                    ctx.regs.write(acc.rt, v);
-                    inject::skip_instruction(ctx, info.esr);
-                }
-                MmioOutcome::WriteDone => {
+            match result {
+                Ok(()) => {
                     stats.count(ExitReason::Mmio);
                     inject::skip_instruction(ctx, info.esr);
                 }
-                MmioOutcome::Unbacked => {
+                Err(why) => {
                     stats.count(ExitReason::DataAbortInjected);
                     crate::hv_warn!(
-                        "{name}: {}-byte {} at unbacked IPA {:#x} (pc {:#x}); injecting external abort",
-                        acc.size.bytes(),
-                        if acc.is_write { "write" } else { "read" },
-                        acc.ipa,
-                        ctx.regs.pc
+                        "{name}: {} at IPA {:#x} (pc {:#x}, ISV={}, DFSC={:#x}): {why}; injecting external abort",
+                        if da.wnr { "write" } else { "read" },
+                        da.ipa,
+                        ctx.regs.pc,
+                        da.isv as u8,
+                        da.dfsc
                     );
-                    inject::inject_data_abort(sw, ctx, far, acc.is_write);
-                }
-                MmioOutcome::DeviceError { device, error } => {
-                    stats.count(ExitReason::DataAbortInjected);
-                    crate::hv_warn!(
-                        "{name}: {device} refused access at IPA {:#x}: {error}; injecting external abort",
-                        acc.ipa
-                    );
-                    inject::inject_data_abort(sw, ctx, far, acc.is_write);
+                    inject::inject_data_abort(sw, ctx, far, da.wnr);
                 }
             }
             Next::Continue
@@ -516,21 +491,74 @@ fn maybe_restart(t: &Thread) {
     sched::kick(vm, 0);
 }
 
+/// Why an emulated access failed (the guest gets an external abort).
+#[derive(Debug)]
+pub enum MmioFail {
+    /// No device at that address.
+    Unbacked,
+    /// A device refused the access.
+    Device(&'static str, el2_core::mmio::MmioError),
+    /// The virtual GIC refused it (wrong width or alignment).
+    Gic(vgic::VgicError),
+    /// The access cannot be emulated at all.
+    Refused(&'static str),
+}
+
+impl core::fmt::Display for MmioFail {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            MmioFail::Unbacked => f.write_str("no device there"),
+            MmioFail::Device(d, e) => write!(f, "{d} refused it: {e}"),
+            MmioFail::Gic(e) => write!(f, "virtual GIC: {e}"),
+            MmioFail::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Performs one emulated access: the virtual GIC's distributor/redistributors, else the
+/// VM's MMIO bus. Returns the value for the transfer register of a load (already
+/// sign/zero-extended), and keeps device interrupt lines in the vGIC up to date.
+fn do_mmio(vm: &Vm, me: usize, acc: &MmioAccess, reg_value: u64) -> Result<Option<u64>, MmioFail> {
+    if let Some(vg) = &vm.vgic {
+        if let Some(r) = gic_mmio(vm, vg, me, acc, reg_value) {
+            return r;
+        }
+    }
+    let outcome = vm.bus.lock().dispatch(acc, reg_value);
+    if acc.ipa >= layout::VIRTIO_BASE
+        && acc.ipa < layout::VIRTIO_BASE + layout::VIRTIO_SIZE * vm.virtio.len() as u64
+    {
+        vm.sync_virtio_irqs(Some(me));
+        let slot = ((acc.ipa - layout::VIRTIO_BASE) / layout::VIRTIO_SIZE) as usize;
+        if acc.is_write && vm.virtio.get(slot).is_some_and(|s| s.kind == "net") {
+            sched::poll_network();
+        }
+    }
+    if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
+        if let Some(vg) = &vm.vgic {
+            let level = vm.uart.lock().irq_level();
+            let mut g = vg.lock();
+            let _ = g.set_spi_level(layout::UART_INTID, level);
+            vgic_glue::deliver_kicks(vm, &mut g, me);
+        }
+    }
+    match outcome {
+        MmioOutcome::Read(v) => Ok(Some(v)),
+        MmioOutcome::WriteDone => Ok(None),
+        MmioOutcome::Unbacked => Err(MmioFail::Unbacked),
+        MmioOutcome::DeviceError { device, error } => Err(MmioFail::Device(device, error)),
+    }
+}
+
 /// Emulates a guest access to the virtual GIC's distributor or redistributors; `None` when
-/// `acc` is not in a GIC region.
-#[allow(clippy::too_many_arguments)]
+/// `acc` is not in a GIC region. Reserved registers read as zero and ignore writes (logged).
 fn gic_mmio(
     vm: &Vm,
     vg: &spin::Mutex<Vgic>,
     me: usize,
     acc: &MmioAccess,
     value: u64,
-    ctx: &mut VcpuContext,
-    info: &ExitInfo,
-    far: u64,
-    stats: &mut ExitStats,
-    sw: &dyn WorldSwitch,
-) -> Option<Next> {
+) -> Option<Result<Option<u64>, MmioFail>> {
     let size = acc.size.bytes() as u8;
     let in_gicd = acc.ipa >= layout::GICD_BASE && acc.ipa < layout::GICD_BASE + layout::GICD_SIZE;
     let gicr_len = layout::GICR_FRAME * vm.vcpus.len() as u64;
@@ -562,29 +590,109 @@ fn gic_mmio(
     };
     vgic_glue::deliver_kicks(vm, &mut g, me);
     drop(g);
-    stats.count(ExitReason::Mmio);
-    match result {
-        Ok(read) => {
-            if let Some(v) = read {
-                ctx.regs.write(acc.rt, acc.load_value(v));
-            }
-            inject::skip_instruction(ctx, info.esr);
-        }
-        Err(e) if e.is_abort() => {
-            crate::hv_warn!(
-                "{}: GIC access at IPA {:#x}: {e}; injecting external abort",
-                vm.name,
-                acc.ipa
-            );
-            inject::inject_data_abort(sw, ctx, far, acc.is_write);
-        }
+    Some(match result {
+        Ok(v) => Ok(v.map(|v| acc.load_value(v))),
+        Err(e) if e.is_abort() => Err(MmioFail::Gic(e)),
         Err(e) => {
             crate::hv_warn!("{}: GIC access at IPA {:#x}: {e}", vm.name, acc.ipa);
-            if !acc.is_write {
-                ctx.regs.write(acc.rt, 0);
-            }
-            inject::skip_instruction(ctx, info.esr);
+            Ok((!acc.is_write).then_some(0))
+        }
+    })
+}
+
+/// Guest RAM as the stage-1 walker reads it.
+struct VmRam<'a>(&'a Vm);
+
+impl s1walk::GuestPhysRead for VmRam<'_> {
+    fn read_u64(&self, ipa: u64) -> Option<u64> {
+        if ipa % 8 != 0 || !self.0.ram_contains(ipa) {
+            return None;
+        }
+        // SAFETY: `ipa` is 8-byte aligned and inside this VM's RAM, identity-mapped at
+        // `ram_pa`; read as a value (the guest may change it concurrently).
+        Some(unsafe {
+            core::ptr::read_volatile((self.0.ram_pa + (ipa - self.0.ram_ipa)) as *const u64)
+        })
+    }
+}
+
+/// The guest's registers as the load/store decoder needs them.
+struct RegsView<'a> {
+    ctx: &'a VcpuContext,
+    sp: u64,
+}
+
+impl mmio_decode::GuestRegisters for RegsView<'_> {
+    fn x(&self, n: u8) -> u64 {
+        self.ctx.regs.read(n)
+    }
+    fn sp(&self) -> u64 {
+        self.sp
+    }
+}
+
+/// A data abort without a valid syndrome (`ESR_EL2.ISV` = 0, e.g. `LDP`/`STP` or a
+/// writeback form on device memory): fetches the instruction through the guest's stage 1,
+/// decodes it, and performs its accesses one by one.
+fn emulate_undecoded(
+    vm: &Vm,
+    me: usize,
+    ctx: &mut VcpuContext,
+    da: &el2_core::exit::DataAbort,
+    sw: &dyn WorldSwitch,
+) -> Result<(), MmioFail> {
+    use el2_core::switch::El1Reg;
+    if ctx.regs.pstate & 0x10 != 0 {
+        return Err(MmioFail::Refused("AArch32 instruction without syndrome"));
+    }
+    let s1 = s1walk::Stage1Regs {
+        sctlr: sw.el1_read(ctx, El1Reg::Sctlr),
+        tcr: sw.el1_read(ctx, El1Reg::Tcr),
+        ttbr0: sw.el1_read(ctx, El1Reg::Ttbr0),
+        ttbr1: sw.el1_read(ctx, El1Reg::Ttbr1),
+    };
+    let mem = VmRam(vm);
+    let pc = ctx.regs.pc;
+    let t = s1walk::translate(&s1, pc, &mem)
+        .map_err(|_| MmioFail::Refused("cannot translate the guest PC"))?;
+    let word = s1walk::GuestPhysRead::read_u64(&mem, t.ipa & !7)
+        .ok_or(MmioFail::Refused("guest PC is not in RAM"))?;
+    let insn = (word >> ((t.ipa & 4) * 8)) as u32;
+    let decoded = mmio_decode::decode(insn)
+        .map_err(|_| MmioFail::Refused("instruction is not an emulatable load/store"))?;
+    let el = (ctx.regs.pstate >> 2) & 3;
+    let sp = if ctx.regs.pstate & 1 != 0 && el == 1 {
+        sw.el1_read(ctx, El1Reg::SpEl1)
+    } else {
+        ctx.regs.sp_el0
+    };
+    let view = RegsView { ctx, sp };
+    let resolved = decoded
+        .resolve(&view, da.ipa, (!da.fnv).then_some(da.far))
+        .map_err(|_| MmioFail::Refused("the access crosses a page or does not match FAR_EL2"))?;
+    for e in resolved.elements() {
+        let acc = MmioAccess {
+            ipa: e.ipa,
+            size: e.size,
+            is_write: e.is_write,
+            rt: e.rt,
+            sign_extend: e.sign_extend,
+            sf: e.sf,
+            acquire_release: e.acquire_release,
+        };
+        let value = ctx.regs.read(acc.rt);
+        if let Some(v) = do_mmio(vm, me, &acc, value)? {
+            ctx.regs.write(acc.rt, v);
         }
     }
-    Some(Next::Continue)
+    if let Some((reg, value)) = resolved.writeback {
+        if reg < 31 {
+            ctx.regs.write(reg, value);
+        } else if ctx.regs.pstate & 1 != 0 && el == 1 {
+            sw.el1_write(ctx, El1Reg::SpEl1, value);
+        } else {
+            ctx.regs.sp_el0 = value;
+        }
+    }
+    Ok(())
 }

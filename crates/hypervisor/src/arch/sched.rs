@@ -105,6 +105,21 @@ pub fn kick_all_cpus() {
     }
 }
 
+/// Delivers frames waiting on the virtual switch: polls every VM's network device and
+/// raises their interrupts (called after a guest transmits).
+pub fn poll_network() {
+    let Some(s) = SCHED.get() else { return };
+    for vm in &s.vms {
+        if vm.ended.load(Ordering::Acquire) {
+            continue;
+        }
+        for slot in vm.virtio.iter().filter(|v| v.kind == "net") {
+            let _ = slot.dev.lock().poll();
+        }
+        vm.sync_virtio_irqs(None);
+    }
+}
+
 fn runnable(t: &Thread) -> bool {
     let v = &t.vm.vcpus[t.vcpu];
     if t.vm.ended.load(Ordering::Acquire) {

@@ -94,7 +94,7 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
             }
         }
     }
-    for d in devices.iter().flatten() {
+    for d in devices.iter().flatten().chain(info.virtio_windows()) {
         let _ = map.map_device(d.base, d.size.max(0x1000));
     }
     let tables = map.tables_used();
@@ -181,6 +181,10 @@ fn main_with_mmu(
         "free RAM for VMs: {} MiB",
         free.as_slice().iter().map(|r| r.size).sum::<u64>() >> 20
     );
+
+    let grown = heap::grow_from_frames(64 << 20);
+    crate::hv_log!("heap: {} MiB", (heap::HEAP_SIZE as u64 + grown) >> 20);
+    super::host_virtio::init(info.virtio_windows());
 
     let mmfr0 = read_sysreg!("id_aa64mmfr0_el1");
     let mmfr1 = read_sysreg!("id_aa64mmfr1_el1");
@@ -280,6 +284,7 @@ fn main_with_mmu(
             spec,
             index,
             prefix_console: specs.len() > 1,
+            vm_count: specs.len(),
             s2cfg,
             hcr,
             midr: feats.midr,

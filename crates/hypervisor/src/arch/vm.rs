@@ -18,8 +18,9 @@ use super::frames::{self, FrameTables};
 use super::run::VmEnd;
 use super::stats::ExitStats;
 use super::vgic_glue::{self, GuestGic};
+use super::virtio_glue::{self, GuestRam, VirtioBusDevice, VirtioSlot};
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
-use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode};
+use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode, VirtioMmioNode};
 use crate::layout;
 use crate::loader::{self, GuestLayout, LoadError};
 
@@ -127,6 +128,8 @@ pub struct Vm {
     pub vgic: Option<Mutex<Vgic>>,
     /// The emulated PL011 (also on the MMIO bus), for its interrupt line and input.
     pub uart: Arc<Mutex<Pl011>>,
+    /// The virtio devices (also on the MMIO bus), for interrupts and host-side polling.
+    pub virtio: Vec<VirtioSlot>,
 }
 
 /// The PL011 on the MMIO bus, shared with the VM so its interrupt level can be read.
@@ -163,6 +166,8 @@ pub struct VmParams<'a> {
     pub index: usize,
     /// Several VMs share the console: prefix lines with the VM's name.
     pub prefix_console: bool,
+    /// Number of VMs on the machine (for sharing the physical disk).
+    pub vm_count: usize,
     /// Stage-2 configuration for this machine.
     pub s2cfg: Stage2Config,
     /// `HCR_EL2` for its vCPUs.
@@ -235,6 +240,30 @@ impl Vm {
                 .map(layout::GICC_BASE, gicv, layout::GICC_SIZE, S2Attrs::DEVICE)
                 .map_err(VmError::Stage2)?;
         }
+        let console: Box<dyn UartOutput> = if p.prefix_console {
+            Box::new(LinePrefixer::new(spec.name, ConsoleOut))
+        } else {
+            Box::new(ConsoleOut)
+        };
+        let ram = GuestRam {
+            ipa: layout::RAM_BASE,
+            pa: ram_pa,
+            size: ram_size,
+        };
+        let virtio = virtio_glue::create_devices(spec.name, p.index, p.vm_count, ram, console);
+        for slot in &virtio {
+            bus.add(
+                slot.base,
+                layout::VIRTIO_SIZE,
+                slot.kind,
+                Box::new(VirtioBusDevice {
+                    vm: String::from(spec.name),
+                    kind: slot.kind,
+                    dev: slot.dev.clone(),
+                }),
+            )
+            .map_err(|_| VmError::Config("MMIO layout overlap"))?;
+        }
         let vgic =
             vgic_glue::new_vgic((0..spec.vcpus as usize).map(vcpu_mpidr).collect()).map(Mutex::new);
 
@@ -286,6 +315,7 @@ impl Vm {
             counter,
             vgic,
             uart,
+            virtio,
         };
         vm.load_images(spec)?;
         Ok(vm)
@@ -323,6 +353,18 @@ impl Vm {
             },
             bootargs: String::from(spec.cmdline),
             initrd: self.layout.initrd,
+            virtio_mmio: if self.vgic.is_some() {
+                self.virtio
+                    .iter()
+                    .map(|v| VirtioMmioNode {
+                        base: v.base,
+                        size: layout::VIRTIO_SIZE,
+                        spi: v.intid - 32,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             ..GuestFdtConfig::default()
         };
         let dtb = guest_fdt::build(&fdt_cfg).map_err(|_| VmError::Fdt)?;
@@ -335,6 +377,17 @@ impl Vm {
     /// Is `ipa` inside the VM's RAM?
     pub fn ram_contains(&self, ipa: u64) -> bool {
         ipa >= self.ram_ipa && ipa - self.ram_ipa < self.ram_size
+    }
+
+    /// Copies every virtio device's interrupt output into the vGIC (after an access or a
+    /// host-side poll) and kicks whoever must see a change.
+    pub fn sync_virtio_irqs(&self, me: Option<usize>) {
+        let Some(vg) = &self.vgic else { return };
+        let mut g = vg.lock();
+        for slot in &self.virtio {
+            let _ = g.set_spi_level(slot.intid, slot.irq.0.load(Ordering::Acquire));
+        }
+        vgic_glue::deliver_kicks(self, &mut g, me.unwrap_or(usize::MAX));
     }
 
     /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).

@@ -1,0 +1,315 @@
+//! Wiring the `virtio-mmio` device models into VMs: guest RAM as `GuestMemory`, interrupt
+//! latches read back into the vGIC, the MMIO-bus adapter, and the device set each VM gets
+//! (console, block, network on the VMs' virtual switch, entropy).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+use el2_core::mmio::{AccessSize, MmioDevice, MmioResult};
+use spin::{Mutex, Once};
+use virtio_mmio::devices::block::{BlockBackend, BlockDevice, RamDisk};
+use virtio_mmio::devices::console::{ConsoleDevice, ConsoleOutput};
+use virtio_mmio::devices::net::NetDevice;
+use virtio_mmio::devices::rng::{EntropySource, RngDevice};
+use virtio_mmio::switch::{SwitchPort, VirtualSwitch};
+use virtio_mmio::{GuestMemory, InterruptLine, MemError, VirtioDevice, VirtioError, VirtioMmio};
+
+use crate::devices::pl011::UartOutput;
+use crate::layout;
+
+/// A VM's RAM as the virtio queues see it: guest physical `[ipa, ipa + size)` backed by the
+/// identity-mapped host range at `pa`. Every access is bounds-checked.
+#[derive(Debug, Clone, Copy)]
+pub struct GuestRam {
+    /// Guest physical base.
+    pub ipa: u64,
+    /// Host physical base.
+    pub pa: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl GuestRam {
+    fn host_addr(&self, gpa: u64, len: u64) -> Result<u64, MemError> {
+        let err = MemError { gpa, len };
+        let off = gpa.checked_sub(self.ipa).ok_or(err)?;
+        let end = off.checked_add(len).ok_or(err)?;
+        if end > self.size {
+            return Err(err);
+        }
+        Ok(self.pa + off)
+    }
+}
+
+impl GuestMemory for GuestRam {
+    fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), MemError> {
+        let src = self.host_addr(gpa, buf.len() as u64)?;
+        // SAFETY: `src..src+len` lies inside this VM's RAM (checked above), which stays
+        // allocated and identity-mapped while the VM exists; the guest may change it
+        // concurrently, which is why it is copied, never referenced.
+        unsafe { core::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    fn write(&mut self, gpa: u64, buf: &[u8]) -> Result<(), MemError> {
+        let dst = self.host_addr(gpa, buf.len() as u64)?;
+        // SAFETY: as in `read`; the destination is guest RAM, not hypervisor memory.
+        unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), dst as *mut u8, buf.len()) };
+        Ok(())
+    }
+
+    fn check_range(&self, gpa: u64, len: u64) -> Result<(), MemError> {
+        self.host_addr(gpa, len).map(|_| ())
+    }
+}
+
+/// The interrupt output of a virtio transport, latched for the run loop to copy into the
+/// vGIC after each access or poll.
+#[derive(Clone, Default)]
+pub struct IrqLatch(pub Arc<AtomicBool>);
+
+impl InterruptLine for IrqLatch {
+    fn set_level(&mut self, level: bool) {
+        self.0.store(level, Ordering::Release);
+    }
+}
+
+/// A virtio transport with its device, behind one object-safe interface.
+pub trait VirtioHandle: Send {
+    /// A register read.
+    fn read(&mut self, offset: u64, size: u8) -> Result<u64, VirtioError>;
+    /// A register write.
+    fn write(&mut self, offset: u64, size: u8, value: u64) -> Result<(), VirtioError>;
+    /// Host-side work (console input, frames waiting on the switch).
+    fn poll(&mut self) -> Result<(), VirtioError>;
+    /// Queues console input (console devices only; others ignore it).
+    fn push_input(&mut self, _bytes: &[u8]) {}
+}
+
+impl<D: VirtioDevice + Send> VirtioHandle for VirtioMmio<D, GuestRam, IrqLatch> {
+    fn read(&mut self, offset: u64, size: u8) -> Result<u64, VirtioError> {
+        VirtioMmio::read(self, offset, size)
+    }
+    fn write(&mut self, offset: u64, size: u8, value: u64) -> Result<(), VirtioError> {
+        VirtioMmio::write(self, offset, size, value)
+    }
+    fn poll(&mut self) -> Result<(), VirtioError> {
+        VirtioMmio::poll(self)
+    }
+}
+
+/// The console transport also takes host input.
+struct ConsoleHandle(VirtioMmio<ConsoleDevice<ConsoleSink>, GuestRam, IrqLatch>);
+
+impl VirtioHandle for ConsoleHandle {
+    fn read(&mut self, offset: u64, size: u8) -> Result<u64, VirtioError> {
+        self.0.read(offset, size)
+    }
+    fn write(&mut self, offset: u64, size: u8, value: u64) -> Result<(), VirtioError> {
+        self.0.write(offset, size, value)
+    }
+    fn poll(&mut self) -> Result<(), VirtioError> {
+        self.0.poll()
+    }
+    fn push_input(&mut self, bytes: &[u8]) {
+        self.0.device_mut().push_input(bytes);
+        let _ = self.0.poll();
+    }
+}
+
+/// Guest console (hvc0) output to the hypervisor console, line-prefixed like the PL011.
+pub struct ConsoleSink(pub Box<dyn UartOutput>);
+
+impl ConsoleOutput for ConsoleSink {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write_bytes(bytes);
+    }
+}
+
+/// One virtio device of a VM.
+pub struct VirtioSlot {
+    /// Device kind, for logs ("console", "block", "net", "rng").
+    pub kind: &'static str,
+    /// Guest physical base of its 0x200-byte window.
+    pub base: u64,
+    /// Its SPI (INTID).
+    pub intid: u32,
+    /// The transport.
+    pub dev: Arc<Mutex<Box<dyn VirtioHandle>>>,
+    /// Its interrupt output.
+    pub irq: IrqLatch,
+}
+
+/// The MMIO-bus adapter of a virtio slot. Register errors are logged; the access itself
+/// always completes (RAZ/WI), as the virtio-mmio transport defines.
+pub struct VirtioBusDevice {
+    /// The VM's name, for logs.
+    pub vm: String,
+    /// Device kind.
+    pub kind: &'static str,
+    /// The transport.
+    pub dev: Arc<Mutex<Box<dyn VirtioHandle>>>,
+}
+
+impl MmioDevice for VirtioBusDevice {
+    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
+        Ok(self
+            .dev
+            .lock()
+            .read(offset, size.bytes() as u8)
+            .unwrap_or_else(|e| {
+                crate::hv_warn!("{}: virtio-{} read at {offset:#x}: {e}", self.vm, self.kind);
+                0
+            }))
+    }
+
+    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
+        if let Err(e) = self.dev.lock().write(offset, size.bytes() as u8, value) {
+            crate::hv_warn!(
+                "{}: virtio-{} write at {offset:#x}: {e}",
+                self.vm,
+                self.kind
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The virtual switch all VMs' network devices attach to.
+static SWITCH: Once<Arc<Mutex<VirtualSwitch>>> = Once::new();
+
+fn switch() -> &'static Arc<Mutex<VirtualSwitch>> {
+    SWITCH.call_once(|| VirtualSwitch::default().shared())
+}
+
+/// Locally administered MAC address of VM `index`: 52:54:00:12:34:(0x56 + index).
+pub fn mac_for(index: usize) -> [u8; 6] {
+    [
+        0x52,
+        0x54,
+        0x00,
+        0x12,
+        0x34,
+        0x56u8.wrapping_add(index as u8),
+    ]
+}
+
+/// Entropy for guests: `RNDR` when the CPU has FEAT_RNG, else the host's physical
+/// virtio-rng (see `host_virtio`), else no entropy device at all (never a fake source).
+fn entropy_source() -> Option<Box<dyn EntropySource + Send>> {
+    if let Some(r) = virtio_mmio::devices::rng::Rndr::new() {
+        return Some(Box::new(r));
+    }
+    super::host_virtio::entropy()
+}
+
+struct BoxedEntropy(Box<dyn EntropySource + Send>);
+
+impl EntropySource for BoxedEntropy {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), virtio_mmio::devices::rng::EntropyError> {
+        self.0.fill(buf)
+    }
+}
+
+struct BoxedBlock(Box<dyn BlockBackend + Send>);
+
+impl BlockBackend for BoxedBlock {
+    fn capacity_sectors(&self) -> u64 {
+        self.0.capacity_sectors()
+    }
+    fn read(
+        &mut self,
+        sector: u64,
+        buf: &mut [u8],
+    ) -> Result<(), virtio_mmio::devices::block::BlockError> {
+        self.0.read(sector, buf)
+    }
+    fn write(
+        &mut self,
+        sector: u64,
+        buf: &[u8],
+    ) -> Result<(), virtio_mmio::devices::block::BlockError> {
+        self.0.write(sector, buf)
+    }
+    fn flush(&mut self) -> Result<(), virtio_mmio::devices::block::BlockError> {
+        self.0.flush()
+    }
+    fn read_only(&self) -> bool {
+        self.0.read_only()
+    }
+}
+
+/// Size of the RAM disk a VM gets when the machine has no physical disk for it.
+pub const RAMDISK_SECTORS: u64 = 4 * 2048; // 4 MiB
+
+/// Creates the virtio devices of VM `index` (of `vm_count`): console, block, net, rng.
+pub fn create_devices(
+    name: &str,
+    index: usize,
+    vm_count: usize,
+    ram: GuestRam,
+    console: Box<dyn UartOutput>,
+) -> Vec<VirtioSlot> {
+    let mut slots = Vec::new();
+    let mut add = |kind: &'static str, dev: Box<dyn VirtioHandle>, irq: IrqLatch| {
+        let n = slots.len() as u64;
+        slots.push(VirtioSlot {
+            kind,
+            base: layout::VIRTIO_BASE + n * layout::VIRTIO_SIZE,
+            intid: layout::VIRTIO_FIRST_INTID + n as u32,
+            dev: Arc::new(Mutex::new(dev)),
+            irq,
+        });
+    };
+    let irq = IrqLatch::default();
+    add(
+        "console",
+        Box::new(ConsoleHandle(VirtioMmio::new(
+            ConsoleDevice::new(ConsoleSink(console)),
+            ram,
+            irq.clone(),
+        ))),
+        irq,
+    );
+    let backend: Box<dyn BlockBackend + Send> = match super::host_virtio::disk_for(index, vm_count)
+    {
+        Some(d) => d,
+        None => Box::new(RamDisk::new(RAMDISK_SECTORS)),
+    };
+    let irq = IrqLatch::default();
+    let id: String = alloc::format!("{name}-disk");
+    add(
+        "block",
+        Box::new(VirtioMmio::new(
+            BlockDevice::new(BoxedBlock(backend), &id),
+            ram,
+            irq.clone(),
+        )),
+        irq,
+    );
+    let irq = IrqLatch::default();
+    add(
+        "net",
+        Box::new(VirtioMmio::new(
+            NetDevice::new(SwitchPort::attach(switch()), mac_for(index)),
+            ram,
+            irq.clone(),
+        )),
+        irq,
+    );
+    if let Some(src) = entropy_source() {
+        let irq = IrqLatch::default();
+        add(
+            "rng",
+            Box::new(VirtioMmio::new(
+                RngDevice::new(BoxedEntropy(src)),
+                ram,
+                irq.clone(),
+            )),
+            irq,
+        );
+    }
+    slots
+}
