@@ -126,12 +126,27 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
              QEMU with Ctrl-A X"
         ),
     }
-    let outcome = qemu::run_interactive(&qemu_path, &cfg, timeout.map(Duration::from_secs))?;
+    let timeout = timeout.map(Duration::from_secs);
+    let outcome = if interactive_linux {
+        // Watch the console for the marker to report the time to userspace (the number to
+        // compare with `cargo xtask linux-native`).
+        let run = qemu::run_watching(&qemu_path, &cfg.args(), linux::MARKER, timeout, true)?;
+        if let Some(t) = run.marker_after {
+            eprintln!(
+                "xtask: \"{}\" after {:.2} s (wall clock, from starting QEMU)",
+                linux::MARKER,
+                t.as_secs_f64()
+            );
+        }
+        run.outcome
+    } else {
+        qemu::run_interactive(&qemu_path, &cfg, timeout)?
+    };
     match outcome {
         Outcome::TimedOut => eprintln!(
             "xtask: QEMU did not finish within {} s and was killed; the guest or hypervisor \
              may hang (use --timeout SECS for longer runs, --gdb to look inside)",
-            timeout.unwrap_or_default()
+            timeout.unwrap_or_default().as_secs()
         ),
         Outcome::Signaled(sig) => eprintln!("xtask: QEMU was killed by signal {sig}"),
         Outcome::Exited(0) => {}

@@ -137,12 +137,18 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
     let runs = scenarios::expand(&all, filter, args.full);
     let host = !args.skip_host && filter.is_none_or(|f| HOST_ITEM.contains(f));
     if !host && runs.is_empty() {
+        let full_only_matches = !args.full && !scenarios::expand(&all, filter, true).is_empty();
         return Err(usage!(
-            "nothing to run: --filter {:?} matches no scenario run{}; names look like \
+            "nothing to run: --filter {:?} matches no scenario run{}{}; names look like \
              `{HOST_ITEM}` or `hello max/auto/gic3`",
             filter.unwrap_or(""),
             if args.skip_host {
                 " (and --skip-host is set)"
+            } else {
+                ""
+            },
+            if full_only_matches {
+                " (it matches full_only scenarios: add --full to run them)"
             } else {
                 ""
             }
