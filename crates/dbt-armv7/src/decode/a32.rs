@@ -11,6 +11,16 @@ fn insn(w: u32, op: Op, class: Class) -> Insn {
     Insn::new(w, 4, false, (w >> 28) as u8, op, class)
 }
 
+/// "Should be zero" bits that are not: UNPREDICTABLE (ARM ARM `(0)` fields).
+fn sbz(w: u32, mask: u32) -> bool {
+    w & mask != 0
+}
+
+/// "Should be one" bits that are not: UNPREDICTABLE (ARM ARM `(1)` fields).
+fn sbo(w: u32, mask: u32) -> bool {
+    w & mask != mask
+}
+
 fn undef(w: u32, class: Class) -> Insn {
     insn(w, Op::Undefined, class)
 }
@@ -90,7 +100,8 @@ fn dp_common(w: u32, op2: Operand2, class: Class) -> Insn {
     } else {
         class
     };
-    insn(w, Op::Dp { op, s, rd, rn, op2 }, class)
+    let sb = (op.is_move() && rn != 0) || (op.is_test() && rd != 0);
+    insn(w, Op::Dp { op, s, rd, rn, op2 }, class).unpred(sb)
 }
 
 fn dp_reg(w: u32) -> Insn {
@@ -137,13 +148,14 @@ fn misc(w: u32) -> Insn {
                 let sysm = (bits(w, 8, 8) << 4 | bits(w, 19, 16)) as u8;
                 if op & 1 == 0 {
                     insn(w, Op::MrsBanked { rd, r: spsr, sysm }, Class::A32Banked)
-                        .unpred(rd == 15)
+                        .unpred(rd == 15 || sbz(w, 0xcff))
                 } else {
                     insn(w, Op::MsrBanked { rn: rm, r: spsr, sysm }, Class::A32Banked)
-                        .unpred(rm == 15)
+                        .unpred(rm == 15 || sbo(w, 0xf000) || sbz(w, 0xc00))
                 }
             } else if op & 1 == 0 {
-                insn(w, Op::Mrs { rd, spsr }, Class::A32Status).unpred(rd == 15)
+                insn(w, Op::Mrs { rd, spsr }, Class::A32Status)
+                    .unpred(rd == 15 || sbo(w, 0xf_0000) || sbz(w, 0xfff))
             } else {
                 let mask = bits(w, 19, 16) as u8;
                 insn(
@@ -155,10 +167,10 @@ fn misc(w: u32) -> Insn {
                     },
                     Class::A32Status,
                 )
-                .unpred(rm == 15 || mask == 0)
+                .unpred(rm == 15 || mask == 0 || sbo(w, 0xf000) || sbz(w, 0xf00))
             }
         }
-        1 if op == 1 => insn(w, Op::Bx { rm }, Class::A32BxBlx),
+        1 if op == 1 => insn(w, Op::Bx { rm }, Class::A32BxBlx).unpred(sbo(w, 0xf_ff00)),
         1 if op == 3 => insn(
             w,
             Op::Rev {
@@ -168,15 +180,15 @@ fn misc(w: u32) -> Insn {
             },
             Class::A32Clz,
         )
-        .unpred(rd == 15 || rm == 15),
-        2 if op == 1 => insn(w, Op::Bxj { rm }, Class::A32BxBlx).unpred(rm == 15),
-        3 if op == 1 => insn(w, Op::Blx { rm }, Class::A32BxBlx).unpred(rm == 15),
+        .unpred(rd == 15 || rm == 15 || sbo(w, 0xf_0f00)),
+        2 if op == 1 => insn(w, Op::Bxj { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00)),
+        3 if op == 1 => insn(w, Op::Blx { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00)),
         5 => {
             let q = [QOp::Qadd, QOp::Qsub, QOp::Qdadd, QOp::Qdsub][op as usize];
             insn(w, Op::QAddSub { op: q, rd, rn, rm }, Class::A32Saturating)
-                .unpred(rd == 15 || rn == 15 || rm == 15)
+                .unpred(rd == 15 || rn == 15 || rm == 15 || sbz(w, 0xf00))
         }
-        6 if op == 3 => insn(w, Op::Eret, Class::A32Eret),
+        6 if op == 3 => insn(w, Op::Eret, Class::A32Eret).unpred(w & 0xf_ff0f != 0xe),
         7 if op == 1 => {
             let imm = (bits(w, 19, 8) << 4 | bits(w, 3, 0)) as u16;
             // BKPT is unconditional; a condition other than AL is UNPREDICTABLE.
@@ -210,7 +222,7 @@ fn msr_imm_hints(w: u32) -> Insn {
             0xf0..=0xff => Hint::Dbg,
             _ => Hint::Nop,
         };
-        return insn(w, Op::Hint(h), Class::A32Hint);
+        return insn(w, Op::Hint(h), Class::A32Hint).unpred(sbo(w, 0xf000) || sbz(w, 0xf00));
     }
     let (value, _) = a32_expand_imm(bits(w, 11, 0));
     insn(
@@ -222,6 +234,7 @@ fn msr_imm_hints(w: u32) -> Insn {
         },
         Class::A32MsrImm,
     )
+    .unpred(sbo(w, 0xf000))
 }
 
 fn mul_half(w: u32) -> Insn {
@@ -246,7 +259,7 @@ fn mul_half(w: u32) -> Insn {
     };
     let uses_ra = matches!(kind, MulHalf::Smla | MulHalf::Smlaw | MulHalf::Smlal);
     let bad = rd == 15 || rn == 15 || rm == 15 || (uses_ra && ra == 15);
-    let bad = bad || (kind == MulHalf::Smlal && rd == ra);
+    let bad = bad || (kind == MulHalf::Smlal && rd == ra) || (!uses_ra && ra != 0);
     insn(
         w,
         Op::MulHalf {
@@ -275,6 +288,7 @@ fn mul(w: u32) -> Insn {
             if op == 3 && s {
                 return undef(w, Class::A32Unallocated);
             }
+            let sb = op == 0 && ra != 0;
             let ra = if op == 0 { 15 } else { ra };
             insn(
                 w,
@@ -288,7 +302,7 @@ fn mul(w: u32) -> Insn {
                 },
                 Class::A32Mul,
             )
-            .unpred(rd == 15 || rn == 15 || rm == 15 || (op != 0 && ra == 15))
+            .unpred(rd == 15 || rn == 15 || rm == 15 || (op != 0 && ra == 15) || sb)
         }
         2 => {
             if s {
@@ -332,7 +346,7 @@ fn sync(w: u32) -> Insn {
         // SWP/SWPB: Rt2 at [3:0] is the value stored.
         let byte = bit(w, 22);
         return insn(w, Op::Swp { byte, rt, rt2, rn }, Class::A32Swp)
-            .unpred(rt == 15 || rt2 == 15 || rn == 15 || rn == rt || rn == rt2);
+            .unpred(rt == 15 || rt2 == 15 || rn == 15 || rn == rt || rn == rt2 || sbz(w, 0xf00));
     }
     if op & 0b1000 == 0 {
         return undef(w, Class::A32Unallocated);
@@ -345,7 +359,7 @@ fn sync(w: u32) -> Insn {
     };
     if bit(w, 20) {
         let rt2 = if size == Size::D { rt + 1 } else { 15 };
-        let bad = rn == 15 || rt == 15 || (size == Size::D && (rt & 1 == 1 || rt == 14));
+        let bad = rn == 15 || rt == 15 || (size == Size::D && (rt & 1 == 1 || rt == 14)) || sbo(w, 0xf0f);
         insn(
             w,
             Op::Ldrex {
@@ -367,7 +381,8 @@ fn sync(w: u32) -> Insn {
             || rn == 15
             || rd == rn
             || rd == rt
-            || (size == Size::D && (rt & 1 == 1 || rt == 14 || rd == rt2));
+            || (size == Size::D && (rt & 1 == 1 || rt == 14 || rd == rt2))
+            || sbo(w, 0xf00);
         insn(
             w,
             Op::Strex {
@@ -411,7 +426,7 @@ fn extra_ldst(w: u32) -> Insn {
         index: p,
         wback: !p || wbit,
     };
-    let reg_bad = !imm_form && rm == 15;
+    let reg_bad = !imm_form && (rm == 15 || sbz(w, 0xf00));
     let wb_bad = addr.wback && (rn == 15 || rn == rt);
     if unpriv {
         // LDRHT/STRHT/LDRSBT/LDRSHT; the dual forms have no T variant.
@@ -650,7 +665,7 @@ fn parallel(w: u32) -> Insn {
         },
         Class::A32Parallel,
     )
-    .unpred(rd == 15 || rn == 15 || rm == 15)
+    .unpred(rd == 15 || rn == 15 || rm == 15 || sbo(w, 0xf00))
 }
 
 fn pack_sat(w: u32) -> Insn {
@@ -674,9 +689,9 @@ fn pack_sat(w: u32) -> Insn {
             },
             c,
         )
-        .unpred(rd == 15 || rm == 15)
+        .unpred(rd == 15 || rm == 15 || sbz(w, 0x300))
     };
-    let rev = |op| insn(w, Op::Rev { op, rd, rm }, c).unpred(rd == 15 || rm == 15);
+    let rev = |op| insn(w, Op::Rev { op, rd, rm }, c).unpred(rd == 15 || rm == 15 || sbo(w, 0xf_0f00));
     match (op1, op2) {
         (0, 0 | 2 | 4 | 6) => {
             let tb = bit(w, 6);
@@ -695,7 +710,7 @@ fn pack_sat(w: u32) -> Insn {
             .unpred(rd == 15 || rn == 15 || rm == 15)
         }
         (0, 3) => ext(true, ExtSize::B16),
-        (0, 5) => insn(w, Op::Sel { rd, rn, rm }, c).unpred(rd == 15 || rn == 15 || rm == 15),
+        (0, 5) => insn(w, Op::Sel { rd, rn, rm }, c).unpred(rd == 15 || rn == 15 || rm == 15 || sbo(w, 0xf00)),
         (2 | 3, 0 | 2 | 4 | 6) | (6 | 7, 0 | 2 | 4 | 6) => {
             let signed = op1 & 4 == 0;
             let (shift, amount) = Shift::decode_imm(bits(w, 6, 5), bits(w, 11, 7));
@@ -726,7 +741,7 @@ fn pack_sat(w: u32) -> Insn {
                 },
                 c,
             )
-            .unpred(rd == 15 || rm == 15)
+            .unpred(rd == 15 || rm == 15 || sbo(w, 0xf00))
         }
         (2, 3) => ext(true, ExtSize::B),
         (3, 1) => rev(RevOp::Rev),

@@ -196,7 +196,7 @@ fn dual_excl_tb(w: u32, a: u32, b: u32) -> Insn {
             },
             Class::T32Exclusive,
         )
-        .unpred(bad(rt) || rn == 15);
+        .unpred(bad(rt) || rn == 15 || bits(b, 11, 8) != 15);
     }
     if op1 & 2 != 0 || op2 & 2 != 0 {
         let p = bit(a, 8);
@@ -236,7 +236,8 @@ fn dual_excl_tb(w: u32, a: u32, b: u32) -> Insn {
             || rn == 15
             || rd == rn
             || rd == rt
-            || (size == Size::D && (bad(rt2) || rd == rt2));
+            || (size == Size::D && (bad(rt2) || rd == rt2))
+            || (size != Size::D && rt2 != 15);
         return insn(
             w,
             Op::Strex {
@@ -261,10 +262,14 @@ fn dual_excl_tb(w: u32, a: u32, b: u32) -> Insn {
             },
             Class::T32TableBranch,
         )
-        .unpred(rn == 13 || bad(rd)),
+        .unpred(rn == 13 || bad(rd) || bits(b, 15, 8) != 0xf0),
         4 | 5 | 7 => {
             let rt2x = if size == Size::D { rt2 } else { 15 };
-            let unp = bad(rt) || rn == 15 || (size == Size::D && (bad(rt2) || rt == rt2));
+            let unp = bad(rt)
+                || rn == 15
+                || (size == Size::D && (bad(rt2) || rt == rt2))
+                || (size != Size::D && rt2 != 15)
+                || bits(b, 3, 0) != 15;
             insn(
                 w,
                 Op::Ldrex {
@@ -351,7 +356,7 @@ fn dp_shifted(w: u32, a: u32, b: u32) -> Insn {
         shift,
         amount,
     };
-    dp_t32(w, a, b, op2, Class::T32DpShiftReg, false)
+    dp_t32(w, a, b, op2, Class::T32DpShiftReg, false).unpred(bit(b, 15))
 }
 
 fn dp_modimm(w: u32, a: u32, b: u32) -> Insn {
@@ -395,6 +400,13 @@ fn dp_plain(w: u32, a: u32, b: u32) -> Insn {
         carry: None,
     };
     let c = Class::T32DpPlainImm;
+    let i = dp_plain_ops(w, a, b, op, rn, rd, imm12, imm16, lsb, f5, imm, c);
+    // SSAT/USAT/SBFX/UBFX/BFI/BFC: hw1 bit 10 and hw2 bit 5 are (0).
+    i.unpred(op >= 0b10000 && (bit(a, 10) || bit(b, 5)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dp_plain_ops(w: u32, a: u32, _b: u32, op: u32, rn: u8, rd: u8, imm12: u32, imm16: u16, lsb: u8, f5: u8, imm: Operand2, c: Class) -> Insn {
     match op {
         0 | 0b01010 => {
             let sub = op != 0;
@@ -818,7 +830,7 @@ fn dp_reg(w: u32, a: u32, b: u32) -> Insn {
             },
             Class::T32Extend,
         )
-        .unpred(bad(rd) || bad(rm) || rn == 13);
+        .unpred(bad(rd) || bad(rm) || rn == 13 || bit(b, 6));
     }
     if op1 & 8 != 0 && op2 & 8 == 0 {
         let prefix = match (op2 >> 2, op2 & 3) {
