@@ -200,7 +200,7 @@ fn missing_debs(debs: &Path, why: &str) -> crate::error::Error {
          xtask fetches them with apt-get on a Debian bookworm host; elsewhere, on any Debian \
          bookworm machine run\n    \
          dpkg --add-architecture arm64 && apt-get update   (as root)\n    \
-         apt-get download $(apt-cache depends {KERNEL_METAPACKAGE}:arm64 | sed -n 's/.*Depends: \\(linux-image-.*\\)/\\1-unsigned:arm64/p') {BUSYBOX_PACKAGE}:arm64\n\
+         apt-get download $(apt-cache depends {KERNEL_METAPACKAGE}:arm64 | sed -n 's/.*Depends: \\(linux-image-[^:]*\\).*/\\1-unsigned:arm64/p') {BUSYBOX_PACKAGE}:arm64\n\
          and copy the two .deb files there (or boot your own kernel with --kernel PATH --initrd PATH)",
         dir = debs.display()
     )
@@ -914,6 +914,26 @@ kernel/fs/fuse/fuse.ko:
                     .unwrap_or_else(|| panic!("no {parent}"));
                 assert!(pi < i, "{parent} after {}", e.name);
             }
+        }
+    }
+
+    #[test]
+    fn missing_packages_say_what_to_do() {
+        let msg = missing_debs(
+            Path::new("target/linux/debs"),
+            "`apt-get` is not installed, so",
+        )
+        .to_string();
+        println!("{msg}");
+        for want in [
+            "target/linux/debs",
+            "linux-image-6.1.0-*-arm64-unsigned_*_arm64.deb",
+            "busybox-static_*_arm64.deb",
+            "dpkg --add-architecture arm64 && apt-get update",
+            "apt-get download",
+            "--kernel PATH --initrd PATH",
+        ] {
+            assert!(msg.contains(want), "{want:?} missing from:\n{msg}");
         }
     }
 
