@@ -527,6 +527,14 @@ fn branch_misc(w: u32, a: u32, b: u32) -> Insn {
     }
     let rn = r(a, 0);
     let rd = r(b, 8);
+    let i = branch_misc_sys(w, a, b, op, op1, rn, rd);
+    // hw2 bit 13 is (0) in every system form; hints/CPS/barriers have hw1[3:0] = (1111).
+    let sbo_rn = matches!(op, 0b0111010 | 0b0111011) && bits(a, 3, 0) != 15;
+    let sbo_b = op == 0b0111011 && bits(b, 11, 8) != 15;
+    i.unpred(bit(b, 13) || sbo_rn || sbo_b)
+}
+
+fn branch_misc_sys(w: u32, a: u32, b: u32, op: u32, op1: u32, rn: u8, rd: u8) -> Insn {
     match op {
         0b0111000 | 0b0111001 => {
             let spsr = bit(a, 4);
