@@ -19,6 +19,13 @@ fn main() {
             dbt_armv7::decode_a32(words[k])
         };
         k += if thumb && i.len == 4 { 2 } else { 1 };
-        println!("{:08x} {:?} unpred={} {:?}\n    {:?}", i.raw, i.class, i.unpredictable, i.op, i.info());
+        println!(
+            "{:08x} {:?} unpred={} {:?}\n    {:?}",
+            i.raw,
+            i.class,
+            i.unpredictable,
+            i.op,
+            i.info()
+        );
     }
 }

@@ -72,14 +72,22 @@ fn bench(name: &str, thumb: bool, mmu: bool, n: u64) -> f64 {
     let t = Instant::now();
     let e = cpu.run(&mut ram, n);
     let dt = t.elapsed().as_secs_f64();
-    assert_eq!(e, Exit::Budget, "{name} stopped early at {:#x}", cpu.reg(15));
+    assert_eq!(
+        e,
+        Exit::Budget,
+        "{name} stopped early at {:#x}",
+        cpu.reg(15)
+    );
     let mips = n as f64 / dt / 1e6;
     println!("{name:<24} {n} instructions in {dt:.3} s: {mips:.1} MIPS");
     mips
 }
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(50_000_000);
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(50_000_000);
     let a = bench("A32, MMU off", false, false, n);
     let b = bench("A32, MMU on (sections)", false, true, n);
     let c = bench("Thumb-2, MMU off", true, false, n);

@@ -47,7 +47,9 @@ impl FlatRam {
 
     fn off(&self, pa: u64, size: u8) -> Result<usize, BusFault> {
         let o = pa.wrapping_sub(self.base);
-        if o.checked_add(size as u64).is_some_and(|e| e <= self.mem.len() as u64) {
+        if o.checked_add(size as u64)
+            .is_some_and(|e| e <= self.mem.len() as u64)
+        {
             Ok(o as usize)
         } else {
             Err(BusFault)

@@ -33,4 +33,3 @@ pub mod mmu;
 pub use bus::{Bus, BusFault, FlatRam};
 pub use cpu::{Cpu, Exit, Mode};
 pub use decode::{decode_a32, decode_thumb, Class, Info, Insn, Op};
-

@@ -93,15 +93,44 @@ fn table() -> Vec<(&'static str, Insn, bool, bool)> {
         ("t smc", t(0xf7f0, 0x8000), true, true),
         ("t ldm.w sp!, {r4, pc}", t(0xe8bd, 0x8010), true, false),
         ("t adds", t(0x1840, 0), false, false),
+        // classes the executed tests do not reach (decoded and classified here)
+        ("pld [r1]", a(0xf5d1f000), false, false),
+        ("unallocated mul", a(0xe0700090), true, true),
+        ("mcr2 p15", a(0xfe000f10), false, true),
+        ("vldr d0, [r0]", a(0xed900b00), false, false),
+        ("vadd.i32 d0, d0, d0", a(0xf2200800), false, false),
+        ("vld1.32 {d0}, [r0]", a(0xf420078f), false, false),
+        ("t add sp, #4", t(0xb001, 0), false, false),
+        ("t bkpt", t(0xbe00, 0), true, true),
+        ("t beq", t(0xd000, 0), true, false),
+        ("t b", t(0xe000, 0), true, false),
+        ("t beq.w", t(0xf000, 0x8000), true, false),
+        ("t mrs r0, r8_usr", t(0xf3e0, 0x8020), false, true),
+        ("t dsb sy", t(0xf3bf, 0x8f4f), false, false),
+        ("t cpsid i.w", t(0xf3af, 0x8620), false, true),
+        ("t bxj r0", t(0xf3c0, 0x8f00), true, false),
+        ("t udf.w", t(0xf7f0, 0xa000), true, true),
+        ("t ldc p14", t(0xed90, 0x5e00), false, true),
+        ("t cdp p3", t(0xee00, 0x0300), false, true),
+        ("t vadd.f32", t(0xee30, 0x0a00), false, false),
+        ("t vadd.i32", t(0xef20, 0x0800), false, false),
+        ("t unallocated", t(0xfa00, 0x0000), true, true),
     ]
 }
 
+mod common;
+
 #[test]
 fn sensitive_and_control_flow_table() {
+    let mut counts = vec![0u64; Class::COUNT];
+    for (_, i, _, _) in table() {
+        counts[i.class as usize] += 1;
+    }
+    common::record_coverage("classify", &counts);
     let mut bad = Vec::new();
     for (name, i, cf, sens) in table() {
         let f = i.info();
-        if f.unpredictable {
+        if f.unpredictable && !name.contains("unallocated") {
             bad.push(format!("{name}: decoded as UNPREDICTABLE ({:?})", i.op));
         }
         if f.control_flow != cf || f.sensitive != sens {
@@ -147,7 +176,7 @@ fn undefined_and_unpredictable() {
     assert!(t(0xfa91, 0xf082).info().unpredictable); // rev with Rn != Rm
     assert!(t(0xde00, 0).info().undefined);
     assert!(t(0xf7f0, 0xa000).info().undefined); // udf.w
-    // classes
+                                                 // classes
     assert_eq!(a(0xe8fd800f).class, Class::A32LdmExcRet);
     assert_eq!(t(0xbf08, 0).class, Class::T16It);
 }
@@ -156,6 +185,10 @@ fn undefined_and_unpredictable() {
 fn every_class_has_a_name() {
     for c in Class::ALL {
         assert!(!c.describe().is_empty());
-        assert!(c.name().starts_with("A32") || c.name().starts_with("T16") || c.name().starts_with("T32"));
+        assert!(
+            c.name().starts_with("A32")
+                || c.name().starts_with("T16")
+                || c.name().starts_with("T32")
+        );
     }
 }

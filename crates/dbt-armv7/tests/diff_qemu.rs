@@ -92,7 +92,10 @@ fn acceptable(i: &Insn, thumb: bool, in_it: bool) -> bool {
     if f.unpredictable || f.undefined || f.control_flow || f.sensitive {
         return false;
     }
-    if matches!(i.op, Op::Setend { .. } | Op::It { .. } | Op::Vfp { .. } | Op::Bkpt { .. }) {
+    if matches!(
+        i.op,
+        Op::Setend { .. } | Op::It { .. } | Op::Vfp { .. } | Op::Bkpt { .. }
+    ) {
         return false;
     }
     if in_it && i.len == 2 && i.raw & 0xffc0 == 0 {
@@ -357,7 +360,8 @@ fn describe(c: &Case, q: &[u8], o: &[u8]) -> String {
     let w = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
     let mut s = format!("{}\n", c.line());
     let names = [
-        "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cpsr",
+        "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr",
+        "cpsr",
     ];
     for (i, n) in names.iter().enumerate() {
         let (a, b) = (w(q, i), w(o, i));
@@ -475,7 +479,11 @@ fn differential_vs_qemu_arm() {
     let corpus_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let mut directed = Vec::new();
     let mut bad = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(&corpus_dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&corpus_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     for f in files {
         for line in std::fs::read_to_string(&f).unwrap().lines() {
@@ -507,7 +515,11 @@ fn differential_vs_qemu_arm() {
 
     let mut stats = vec![0u64; dbt_armv7::Class::COUNT];
     let mut fails = Vec::new();
-    let all: Vec<Case> = directed.iter().cloned().chain(random.iter().cloned()).collect();
+    let all: Vec<Case> = directed
+        .iter()
+        .cloned()
+        .chain(random.iter().cloned())
+        .collect();
     let insns: usize = all.iter().map(|c| c.code.len()).sum();
     for (b, chunk) in all.chunks(250).enumerate() {
         fails.extend(run_batch(chunk, &src, &mut stats, &format!("batch{b}")));
@@ -547,7 +559,10 @@ fn harness_round_trip_without_qemu() {
     let out = run_user(BASE, &img.bytes, img.entry, 1_000_000, None).unwrap();
     assert_eq!(out.len(), REC);
     for r in 0..13 {
-        assert_eq!(u32::from_le_bytes(out[4 * r..4 * r + 4].try_into().unwrap()), c.regs[r]);
+        assert_eq!(
+            u32::from_le_bytes(out[4 * r..4 * r + 4].try_into().unwrap()),
+            c.regs[r]
+        );
     }
     assert_eq!(&out[60..], &src[..]);
     let _ = Exit::Budget;

@@ -49,7 +49,13 @@ impl Cpu {
         let thumb = self.thumb();
         let (mode, off, lr, mask_a, mask_f) = match e {
             Exception::Reset => (Mode::Svc, 0x00, 0, true, true),
-            Exception::Undefined => (Mode::Und, 0x04, pc.wrapping_add(if thumb { 2 } else { 4 }), false, false),
+            Exception::Undefined => (
+                Mode::Und,
+                0x04,
+                pc.wrapping_add(if thumb { 2 } else { 4 }),
+                false,
+                false,
+            ),
             Exception::Svc(_) => (Mode::Svc, 0x08, pc.wrapping_add(len), false, false),
             Exception::PrefetchAbort { fsr, far } => {
                 self.cp15.ifsr = fsr;
@@ -92,7 +98,11 @@ impl Cpu {
     /// `RFE`, `ERET`). In User/System mode (no SPSR) this is UNPREDICTABLE; we only branch.
     pub(crate) fn exception_return(&mut self, target: u32, new_cpsr: u32) {
         self.set_cpsr(new_cpsr);
-        let t = if self.thumb() { target & !1 } else { target & !3 };
+        let t = if self.thumb() {
+            target & !1
+        } else {
+            target & !3
+        };
         self.next_pc = t;
     }
 

@@ -156,7 +156,8 @@ impl Cpu {
     }
 
     pub(crate) fn set_nz(&mut self, v: u32) {
-        self.cpsr = (self.cpsr & !(psr::N | psr::Z)) | (v & psr::N) | if v == 0 { psr::Z } else { 0 };
+        self.cpsr =
+            (self.cpsr & !(psr::N | psr::Z)) | (v & psr::N) | if v == 0 { psr::Z } else { 0 };
     }
 
     pub(crate) fn set_flag(&mut self, f: u32, on: bool) {

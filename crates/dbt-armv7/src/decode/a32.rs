@@ -150,8 +150,16 @@ fn misc(w: u32) -> Insn {
                     insn(w, Op::MrsBanked { rd, r: spsr, sysm }, Class::A32Banked)
                         .unpred(rd == 15 || sbz(w, 0xcff))
                 } else {
-                    insn(w, Op::MsrBanked { rn: rm, r: spsr, sysm }, Class::A32Banked)
-                        .unpred(rm == 15 || sbo(w, 0xf000) || sbz(w, 0xc00))
+                    insn(
+                        w,
+                        Op::MsrBanked {
+                            rn: rm,
+                            r: spsr,
+                            sysm,
+                        },
+                        Class::A32Banked,
+                    )
+                    .unpred(rm == 15 || sbo(w, 0xf000) || sbz(w, 0xc00))
                 }
             } else if op & 1 == 0 {
                 insn(w, Op::Mrs { rd, spsr }, Class::A32Status)
@@ -181,8 +189,12 @@ fn misc(w: u32) -> Insn {
             Class::A32Clz,
         )
         .unpred(rd == 15 || rm == 15 || sbo(w, 0xf_0f00)),
-        2 if op == 1 => insn(w, Op::Bxj { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00)),
-        3 if op == 1 => insn(w, Op::Blx { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00)),
+        2 if op == 1 => {
+            insn(w, Op::Bxj { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00))
+        }
+        3 if op == 1 => {
+            insn(w, Op::Blx { rm }, Class::A32BxBlx).unpred(rm == 15 || sbo(w, 0xf_ff00))
+        }
         5 => {
             let q = [QOp::Qadd, QOp::Qsub, QOp::Qdadd, QOp::Qdsub][op as usize];
             insn(w, Op::QAddSub { op: q, rd, rn, rm }, Class::A32Saturating)
@@ -359,7 +371,8 @@ fn sync(w: u32) -> Insn {
     };
     if bit(w, 20) {
         let rt2 = if size == Size::D { rt + 1 } else { 15 };
-        let bad = rn == 15 || rt == 15 || (size == Size::D && (rt & 1 == 1 || rt == 14)) || sbo(w, 0xf0f);
+        let bad =
+            rn == 15 || rt == 15 || (size == Size::D && (rt & 1 == 1 || rt == 14)) || sbo(w, 0xf0f);
         insn(
             w,
             Op::Ldrex {
@@ -468,7 +481,17 @@ fn extra_ldst(w: u32) -> Insn {
             if !imm_form && addr.wback && rm == rn {
                 bad = true;
             }
-            insn(w, Op::MemDual { load, rt, rt2, addr }, Class::A32ExtraLdSt).unpred(bad)
+            insn(
+                w,
+                Op::MemDual {
+                    load,
+                    rt,
+                    rt2,
+                    addr,
+                },
+                Class::A32ExtraLdSt,
+            )
+            .unpred(bad)
         }
         _ => {
             let (load, size, signed) = match (op2, l) {
@@ -691,7 +714,8 @@ fn pack_sat(w: u32) -> Insn {
         )
         .unpred(rd == 15 || rm == 15 || sbz(w, 0x300))
     };
-    let rev = |op| insn(w, Op::Rev { op, rd, rm }, c).unpred(rd == 15 || rm == 15 || sbo(w, 0xf_0f00));
+    let rev =
+        |op| insn(w, Op::Rev { op, rd, rm }, c).unpred(rd == 15 || rm == 15 || sbo(w, 0xf_0f00));
     match (op1, op2) {
         (0, 0 | 2 | 4 | 6) => {
             let tb = bit(w, 6);
@@ -710,7 +734,8 @@ fn pack_sat(w: u32) -> Insn {
             .unpred(rd == 15 || rn == 15 || rm == 15)
         }
         (0, 3) => ext(true, ExtSize::B16),
-        (0, 5) => insn(w, Op::Sel { rd, rn, rm }, c).unpred(rd == 15 || rn == 15 || rm == 15 || sbo(w, 0xf00)),
+        (0, 5) => insn(w, Op::Sel { rd, rn, rm }, c)
+            .unpred(rd == 15 || rn == 15 || rm == 15 || sbo(w, 0xf00)),
         (2 | 3, 0 | 2 | 4 | 6) | (6 | 7, 0 | 2 | 4 | 6) => {
             let signed = op1 & 4 == 0;
             let (shift, amount) = Shift::decode_imm(bits(w, 6, 5), bits(w, 11, 7));
@@ -892,13 +917,7 @@ fn coproc(w: u32) -> Insn {
     let op1 = bits(w, 25, 20);
     let cp = bits(w, 11, 8) as u8;
     if op1 >> 4 == 3 {
-        return insn(
-            w,
-            Op::Svc {
-                imm: w & 0xff_ffff,
-            },
-            Class::A32Svc,
-        );
+        return insn(w, Op::Svc { imm: w & 0xff_ffff }, Class::A32Svc);
     }
     if op1 & 0b111110 == 0 {
         return undef(w, Class::A32Unallocated);
@@ -936,7 +955,8 @@ pub(crate) fn coproc_generic(w: u32, thumb: bool) -> Insn {
     if op1 == 0b000100 || op1 == 0b000101 {
         let to_cp = op1 == 0b000100;
         let rt2 = rn;
-        let bad = rt == 15 || rt2 == 15 || (!to_cp && rt == rt2) || (thumb && (rt == 13 || rt2 == 13));
+        let bad =
+            rt == 15 || rt2 == 15 || (!to_cp && rt == rt2) || (thumb && (rt == 13 || rt2 == 13));
         return mk(
             Op::Mcrr {
                 to_cp,
@@ -956,7 +976,12 @@ pub(crate) fn coproc_generic(w: u32, thumb: bool) -> Insn {
         let p = bit(w, 24);
         let bad = wback && rn == 15 || (!p && !wback && !bit(w, 23));
         return mk(
-            Op::Ldc { load, cp, rn, wback },
+            Op::Ldc {
+                load,
+                cp,
+                rn,
+                wback,
+            },
             cls(Class::A32LdcStc, Class::T32LdcStc),
         )
         .unpred(bad);
@@ -998,7 +1023,7 @@ fn unconditional(w: u32) -> Insn {
                     Op::Srs {
                         mode,
                         inc: u,
-                        before: p == u,
+                        before: p,
                         wback: wb,
                     },
                     Class::A32SrsRfe,
@@ -1011,7 +1036,7 @@ fn unconditional(w: u32) -> Insn {
                     Op::Rfe {
                         rn,
                         inc: u,
-                        before: p == u,
+                        before: p,
                         wback: wb,
                     },
                     Class::A32SrsRfe,
@@ -1050,11 +1075,7 @@ fn uncond_misc(w: u32) -> Insn {
             return insn(w, Op::Cps { imod, aif, mode }, Class::A32Cps).unpred(bad);
         }
         if op2 == 0 && bit(w, 16) {
-            return insn(
-                w,
-                Op::Setend { big: bit(w, 9) },
-                Class::A32Setend,
-            );
+            return insn(w, Op::Setend { big: bit(w, 9) }, Class::A32Setend);
         }
         return undef(w, Class::A32Unallocated);
     }
@@ -1080,9 +1101,7 @@ fn uncond_misc(w: u32) -> Insn {
         0b1000101 | 0b1001101 | 0b1010001 | 0b1011001 | 0b1010101 | 0b1011101 => preload(false),
         // unallocated memory hints: NOP
         0b1000001 | 0b1001001 => insn(w, Op::Hint(Hint::Nop), Class::A32Preload),
-        0b1100101 | 0b1101101 | 0b1110001 | 0b1111001 | 0b1110101 | 0b1111101
-            if op2 & 1 == 0 =>
-        {
+        0b1100101 | 0b1101101 | 0b1110001 | 0b1111001 | 0b1110101 | 0b1111101 if op2 & 1 == 0 => {
             preload(true)
         }
         _ => undef(w, Class::A32Unallocated),

@@ -93,7 +93,13 @@ pub fn info(i: &Insn) -> Info {
             }
             f.writes_flags = s;
             f.reads_flags = matches!(op, DpOp::Adc | DpOp::Sbc | DpOp::Rsc)
-                || matches!(op2, Operand2::ShiftImm { shift: Shift::Rrx, .. })
+                || matches!(
+                    op2,
+                    Operand2::ShiftImm {
+                        shift: Shift::Rrx,
+                        ..
+                    }
+                )
                 || (s && op.is_logical());
             if rd == 15 && !op.is_test() {
                 f.control_flow = true;
@@ -112,7 +118,9 @@ pub fn info(i: &Insn) -> Info {
             f.reads = m(rd);
             f.writes = m(rd);
         }
-        Op::Mul { s, rd, rn, rm, ra, .. } => {
+        Op::Mul {
+            s, rd, rn, rm, ra, ..
+        } => {
             f.reads = m(rn) | m(rm) | opt(ra);
             f.writes = m(rd);
             f.writes_flags = s;
@@ -133,7 +141,12 @@ pub fn info(i: &Insn) -> Info {
             f.writes_flags = s;
         }
         Op::MulHalf {
-            kind, rd, rn, rm, ra, ..
+            kind,
+            rd,
+            rn,
+            rm,
+            ra,
+            ..
         } => {
             f.reads = m(rn) | m(rm) | opt(ra);
             f.writes = m(rd);
@@ -145,7 +158,12 @@ pub fn info(i: &Insn) -> Info {
             }
         }
         Op::MulDual {
-            kind, rd, rn, rm, ra, ..
+            kind,
+            rd,
+            rn,
+            rm,
+            ra,
+            ..
         } => {
             f.reads = m(rn) | m(rm) | opt(ra);
             f.writes = m(rd);
@@ -254,7 +272,9 @@ pub fn info(i: &Insn) -> Info {
             f.reads = m(rn);
             f.writes = m(rt) | opt(rt2);
         }
-        Op::Strex { rd, rt, rt2, rn, .. } => {
+        Op::Strex {
+            rd, rt, rt2, rn, ..
+        } => {
             f.memory = true;
             f.reads = m(rn) | m(rt) | opt(rt2);
             f.writes = m(rd);

@@ -342,9 +342,18 @@ pub enum Op {
         op2: Operand2,
     },
     /// Thumb `ADR`: `rd = Align(PC,4) +/- imm`.
-    Adr { rd: u8, imm: i32 },
-    Movw { rd: u8, imm: u16 },
-    Movt { rd: u8, imm: u16 },
+    Adr {
+        rd: u8,
+        imm: i32,
+    },
+    Movw {
+        rd: u8,
+        imm: u16,
+    },
+    Movt {
+        rd: u8,
+        imm: u16,
+    },
     /// `MUL` (`ra == 15`), `MLA` (`sub == false`), `MLS` (`sub == true`).
     Mul {
         s: bool,
@@ -390,10 +399,25 @@ pub enum Op {
         rm: u8,
         ra: u8,
     },
-    Div { signed: bool, rd: u8, rn: u8, rm: u8 },
+    Div {
+        signed: bool,
+        rd: u8,
+        rn: u8,
+        rm: u8,
+    },
     /// `USAD8` (`ra == 15`) / `USADA8`.
-    Usad8 { rd: u8, rn: u8, rm: u8, ra: u8 },
-    QAddSub { op: QOp, rd: u8, rn: u8, rm: u8 },
+    Usad8 {
+        rd: u8,
+        rn: u8,
+        rm: u8,
+        ra: u8,
+    },
+    QAddSub {
+        op: QOp,
+        rd: u8,
+        rn: u8,
+        rm: u8,
+    },
     /// `SSAT`/`USAT`: `sat` is the encoded field (SSAT saturates to `sat+1` bits).
     Sat {
         signed: bool,
@@ -403,7 +427,12 @@ pub enum Op {
         shift: Shift,
         amount: u8,
     },
-    Sat16 { signed: bool, rd: u8, sat: u8, rn: u8 },
+    Sat16 {
+        signed: bool,
+        rd: u8,
+        sat: u8,
+        rn: u8,
+    },
     Parallel {
         prefix: ParPrefix,
         op: ParOp,
@@ -420,9 +449,23 @@ pub enum Op {
         rm: u8,
         rot: u8,
     },
-    Pkh { tb: bool, rd: u8, rn: u8, rm: u8, amount: u8 },
-    Sel { rd: u8, rn: u8, rm: u8 },
-    Rev { op: RevOp, rd: u8, rm: u8 },
+    Pkh {
+        tb: bool,
+        rd: u8,
+        rn: u8,
+        rm: u8,
+        amount: u8,
+    },
+    Sel {
+        rd: u8,
+        rn: u8,
+        rm: u8,
+    },
+    Rev {
+        op: RevOp,
+        rd: u8,
+        rm: u8,
+    },
     /// `lsb` and `width` (for BFI/BFC `width = msb - lsb + 1`, may be <= 0 → UNPREDICTABLE).
     Bitfield {
         op: BfOp,
@@ -445,10 +488,28 @@ pub enum Op {
         rt2: u8,
         addr: Addr,
     },
-    Ldrex { size: Size, rt: u8, rt2: u8, rn: u8, imm: u32 },
-    Strex { size: Size, rd: u8, rt: u8, rt2: u8, rn: u8, imm: u32 },
+    Ldrex {
+        size: Size,
+        rt: u8,
+        rt2: u8,
+        rn: u8,
+        imm: u32,
+    },
+    Strex {
+        size: Size,
+        rd: u8,
+        rt: u8,
+        rt2: u8,
+        rn: u8,
+        imm: u32,
+    },
     Clrex,
-    Swp { byte: bool, rt: u8, rt2: u8, rn: u8 },
+    Swp {
+        byte: bool,
+        rt: u8,
+        rt2: u8,
+        rn: u8,
+    },
     /// LDM/STM; `user` is the `^` form (user registers, or exception return with PC).
     Multi {
         load: bool,
@@ -459,25 +520,79 @@ pub enum Op {
         wback: bool,
         user: bool,
     },
-    B { off: i32 },
-    Bl { off: i32 },
+    B {
+        off: i32,
+    },
+    Bl {
+        off: i32,
+    },
     /// `BLX imm`: target state is the other instruction set.
-    BlxImm { off: i32 },
-    Bx { rm: u8 },
-    Blx { rm: u8 },
-    Bxj { rm: u8 },
-    Cbz { nonzero: bool, rn: u8, off: u32 },
-    Tb { half: bool, rn: u8, rm: u8 },
-    It { firstcond: u8, mask: u8 },
-    Mrs { rd: u8, spsr: bool },
-    Msr { spsr: bool, mask: u8, src: MsrSrc },
-    MrsBanked { rd: u8, r: bool, sysm: u8 },
-    MsrBanked { rn: u8, r: bool, sysm: u8 },
+    BlxImm {
+        off: i32,
+    },
+    Bx {
+        rm: u8,
+    },
+    Blx {
+        rm: u8,
+    },
+    Bxj {
+        rm: u8,
+    },
+    Cbz {
+        nonzero: bool,
+        rn: u8,
+        off: u32,
+    },
+    Tb {
+        half: bool,
+        rn: u8,
+        rm: u8,
+    },
+    It {
+        firstcond: u8,
+        mask: u8,
+    },
+    Mrs {
+        rd: u8,
+        spsr: bool,
+    },
+    Msr {
+        spsr: bool,
+        mask: u8,
+        src: MsrSrc,
+    },
+    MrsBanked {
+        rd: u8,
+        r: bool,
+        sysm: u8,
+    },
+    MsrBanked {
+        rn: u8,
+        r: bool,
+        sysm: u8,
+    },
     /// `imod`: 0 none, 2 enable (IE), 3 disable (ID).
-    Cps { imod: u8, aif: u8, mode: Option<u8> },
-    Setend { big: bool },
-    Srs { mode: u8, inc: bool, before: bool, wback: bool },
-    Rfe { rn: u8, inc: bool, before: bool, wback: bool },
+    Cps {
+        imod: u8,
+        aif: u8,
+        mode: Option<u8>,
+    },
+    Setend {
+        big: bool,
+    },
+    Srs {
+        mode: u8,
+        inc: bool,
+        before: bool,
+        wback: bool,
+    },
+    Rfe {
+        rn: u8,
+        inc: bool,
+        before: bool,
+        wback: bool,
+    },
     Eret,
     /// `MCR` (`to_cp`) / `MRC`; `rt == 15` for MRC is `APSR_nzcv`.
     Mcr {
@@ -497,18 +612,43 @@ pub enum Op {
         rt: u8,
         rt2: u8,
     },
-    Ldc { load: bool, cp: u8, rn: u8, wback: bool },
-    Cdp { cp: u8 },
-    Vfp { kind: VfpKind, reads: u16, writes: u16, sysreg: u8 },
-    Svc { imm: u32 },
-    Bkpt { imm: u16 },
-    Hvc { imm: u16 },
-    Smc { imm: u8 },
-    Udf { imm: u16 },
+    Ldc {
+        load: bool,
+        cp: u8,
+        rn: u8,
+        wback: bool,
+    },
+    Cdp {
+        cp: u8,
+    },
+    Vfp {
+        kind: VfpKind,
+        reads: u16,
+        writes: u16,
+        sysreg: u8,
+    },
+    Svc {
+        imm: u32,
+    },
+    Bkpt {
+        imm: u16,
+    },
+    Hvc {
+        imm: u16,
+    },
+    Smc {
+        imm: u8,
+    },
+    Udf {
+        imm: u16,
+    },
     Hint(Hint),
     Barrier(Barrier),
     /// `PLD`/`PLDW`/`PLI`: no architectural effect; reads the base (and offset) register.
-    Preload { rn: u8, rm: u8 },
+    Preload {
+        rn: u8,
+        rm: u8,
+    },
     /// No instruction: UNDEFINED.
     Undefined,
 }

@@ -114,11 +114,20 @@ pub fn decode(hw: u16) -> Insn {
                 6 => (true, Size::B, false),
                 _ => (true, Size::H, true),
             };
-            mem(hw, load, size, signed, rt, rn, MemOff::Reg {
-                rm,
-                shift: Shift::Lsl,
-                amount: 0,
-            }, Class::T16LdStReg)
+            mem(
+                hw,
+                load,
+                size,
+                signed,
+                rt,
+                rn,
+                MemOff::Reg {
+                    rm,
+                    shift: Shift::Lsl,
+                    amount: 0,
+                },
+                Class::T16LdStReg,
+            )
         }
         0b0110..=0b1000 => {
             let rt = lo(w, 0);
@@ -130,11 +139,29 @@ pub fn decode(hw: u16) -> Insn {
                 0b0111 => (Size::B, 1),
                 _ => (Size::H, 2),
             };
-            mem(hw, load, size, false, rt, rn, MemOff::Imm(imm5 * scale), Class::T16LdStImm)
+            mem(
+                hw,
+                load,
+                size,
+                false,
+                rt,
+                rn,
+                MemOff::Imm(imm5 * scale),
+                Class::T16LdStImm,
+            )
         }
         0b1001 => {
             let rt = lo(w, 8);
-            mem(hw, bit(w, 11), Size::W, false, rt, 13, MemOff::Imm(bits(w, 7, 0) << 2), Class::T16LdStSp)
+            mem(
+                hw,
+                bit(w, 11),
+                Size::W,
+                false,
+                rt,
+                13,
+                MemOff::Imm(bits(w, 7, 0) << 2),
+                Class::T16LdStSp,
+            )
         }
         0b1010 => {
             let rd = lo(w, 8);
@@ -171,7 +198,13 @@ pub fn decode(hw: u16) -> Insn {
         0b1101 => {
             let cond = bits(w, 11, 8) as u8;
             match cond {
-                14 => insn(hw, Op::Udf { imm: (w & 0xff) as u16 }, Class::T16Udf),
+                14 => insn(
+                    hw,
+                    Op::Udf {
+                        imm: (w & 0xff) as u16,
+                    },
+                    Class::T16Udf,
+                ),
                 15 => insn(hw, Op::Svc { imm: w & 0xff }, Class::T16Svc),
                 _ => {
                     let mut i = insn(
@@ -198,7 +231,16 @@ pub fn decode(hw: u16) -> Insn {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn mem(hw: u16, load: bool, size: Size, signed: bool, rt: u8, rn: u8, off: MemOff, class: Class) -> Insn {
+fn mem(
+    hw: u16,
+    load: bool,
+    size: Size,
+    signed: bool,
+    rt: u8,
+    rn: u8,
+    off: MemOff,
+    class: Class,
+) -> Insn {
     insn(
         hw,
         Op::Mem {
@@ -224,7 +266,11 @@ fn data_proc(hw: u16) -> Insn {
     let rdn = lo(w, 0);
     let rm = lo(w, 3);
     let c = Class::T16DataProc;
-    let sh = |shift| Operand2::ShiftReg { rm: rdn, shift, rs: rm };
+    let sh = |shift| Operand2::ShiftReg {
+        rm: rdn,
+        shift,
+        rs: rm,
+    };
     match bits(w, 9, 6) {
         0 => dp(hw, DpOp::And, rdn, rdn, reg(rm), true, c),
         1 => dp(hw, DpOp::Eor, rdn, rdn, reg(rm), true, c),
@@ -262,8 +308,7 @@ fn hi_reg(hw: u16) -> Insn {
     let rm = bits(w, 6, 3) as u8;
     let c = Class::T16HiReg;
     match bits(w, 9, 8) {
-        0 => dp(hw, DpOp::Add, rdn, rdn, reg(rm), false, c)
-            .unpred(rdn == 15 && rm == 15),
+        0 => dp(hw, DpOp::Add, rdn, rdn, reg(rm), false, c).unpred(rdn == 15 && rm == 15),
         1 => dp(hw, DpOp::Cmp, 0, rdn, reg(rm), true, c)
             .unpred((rdn < 8 && rm < 8) || rdn == 15 || rm == 15),
         2 => dp(hw, DpOp::Mov, rdn, 0, reg(rm), false, c),
@@ -283,8 +328,24 @@ fn misc(hw: u16) -> Insn {
     let rd = lo(w, 0);
     let rm = lo(w, 3);
     match op {
-        0b0000000..=0b0000011 => dp(hw, DpOp::Add, 13, 13, imm(bits(w, 6, 0) << 2), false, Class::T16SpAdj),
-        0b0000100..=0b0000111 => dp(hw, DpOp::Sub, 13, 13, imm(bits(w, 6, 0) << 2), false, Class::T16SpAdj),
+        0b0000000..=0b0000011 => dp(
+            hw,
+            DpOp::Add,
+            13,
+            13,
+            imm(bits(w, 6, 0) << 2),
+            false,
+            Class::T16SpAdj,
+        ),
+        0b0000100..=0b0000111 => dp(
+            hw,
+            DpOp::Sub,
+            13,
+            13,
+            imm(bits(w, 6, 0) << 2),
+            false,
+            Class::T16SpAdj,
+        ),
         0b0010000..=0b0010111 => {
             let (signed, size) = match bits(w, 7, 6) {
                 0 => (true, ExtSize::H),
@@ -305,7 +366,10 @@ fn misc(hw: u16) -> Insn {
                 Class::T16Extend,
             )
         }
-        0b0001000..=0b0001111 | 0b0011000..=0b0011111 | 0b1001000..=0b1001111 | 0b1011000..=0b1011111 => {
+        0b0001000..=0b0001111
+        | 0b0011000..=0b0011111
+        | 0b1001000..=0b1001111
+        | 0b1011000..=0b1011111 => {
             let off = (bits(w, 9, 9) << 6) | (bits(w, 7, 3) << 1);
             insn(
                 hw,
@@ -355,19 +419,66 @@ fn misc(hw: u16) -> Insn {
         0b0110011 => {
             let imod = if bit(w, 4) { 3 } else { 2 };
             let aif = bits(w, 2, 0) as u8;
-            insn(hw, Op::Cps { imod, aif, mode: None }, Class::T16CpsSetend).unpred(aif == 0)
+            insn(
+                hw,
+                Op::Cps {
+                    imod,
+                    aif,
+                    mode: None,
+                },
+                Class::T16CpsSetend,
+            )
+            .unpred(aif == 0)
         }
-        0b1010000..=0b1010001 => insn(hw, Op::Rev { op: RevOp::Rev, rd, rm }, Class::T16Rev),
-        0b1010010..=0b1010011 => insn(hw, Op::Rev { op: RevOp::Rev16, rd, rm }, Class::T16Rev),
-        0b1010110..=0b1010111 => insn(hw, Op::Rev { op: RevOp::Revsh, rd, rm }, Class::T16Rev),
-        0b1110000..=0b1110111 => insn(hw, Op::Bkpt { imm: (w & 0xff) as u16 }, Class::T16Bkpt),
+        0b1010000..=0b1010001 => insn(
+            hw,
+            Op::Rev {
+                op: RevOp::Rev,
+                rd,
+                rm,
+            },
+            Class::T16Rev,
+        ),
+        0b1010010..=0b1010011 => insn(
+            hw,
+            Op::Rev {
+                op: RevOp::Rev16,
+                rd,
+                rm,
+            },
+            Class::T16Rev,
+        ),
+        0b1010110..=0b1010111 => insn(
+            hw,
+            Op::Rev {
+                op: RevOp::Revsh,
+                rd,
+                rm,
+            },
+            Class::T16Rev,
+        ),
+        0b1110000..=0b1110111 => insn(
+            hw,
+            Op::Bkpt {
+                imm: (w & 0xff) as u16,
+            },
+            Class::T16Bkpt,
+        ),
         0b1111000..=0b1111111 => {
             let opa = bits(w, 7, 4);
             let opb = bits(w, 3, 0);
             if opb != 0 {
                 let firstcond = opa as u8;
                 let bad = firstcond == 15 || (firstcond == 14 && opb.count_ones() != 1);
-                return insn(hw, Op::It { firstcond, mask: opb as u8 }, Class::T16It).unpred(bad);
+                return insn(
+                    hw,
+                    Op::It {
+                        firstcond,
+                        mask: opb as u8,
+                    },
+                    Class::T16It,
+                )
+                .unpred(bad);
             }
             let h = match opa {
                 0 => Hint::Nop,

@@ -217,7 +217,17 @@ fn dual_excl_tb(w: u32, a: u32, b: u32) -> Insn {
         if !load && rn == 15 {
             unp = true;
         }
-        return insn(w, Op::MemDual { load, rt, rt2, addr }, Class::T32LdStDual).unpred(unp);
+        return insn(
+            w,
+            Op::MemDual {
+                load,
+                rt,
+                rt2,
+                addr,
+            },
+            Class::T32LdStDual,
+        )
+        .unpred(unp);
     }
     // op1 == 01
     let size = match op3 {
@@ -298,7 +308,19 @@ fn dp_t32(w: u32, a: u32, b: u32, op2: Operand2, class: Class, is_imm: bool) -> 
         _ => 0,
     };
     let rm_bad = !is_imm && bad(rm);
-    let mk = |o: DpOp, rd: u8, rn: u8, s: bool| insn(w, Op::Dp { op: o, s, rd, rn, op2 }, class);
+    let mk = |o: DpOp, rd: u8, rn: u8, s: bool| {
+        insn(
+            w,
+            Op::Dp {
+                op: o,
+                s,
+                rd,
+                rn,
+                op2,
+            },
+            class,
+        )
+    };
     let test = |o: DpOp| mk(o, 0, rn, true).unpred(rn == 15 || rm_bad);
     let normal = |o: DpOp| mk(o, rd, rn, s).unpred(bad(rd) || rn == 15 || rm_bad);
     let addsub = |o: DpOp| {
@@ -310,7 +332,20 @@ fn dp_t32(w: u32, a: u32, b: u32, op2: Operand2, class: Class, is_imm: bool) -> 
         0 => normal(DpOp::And),
         1 => normal(DpOp::Bic),
         2 if rn == 15 => mk(DpOp::Mov, rd, 0, s).unpred(
-            rd == 15 || (rd == 13 && (s || !matches!(op2, Operand2::ShiftImm { amount: 0, shift: Shift::Lsl, .. })) && !is_imm) || (is_imm && bad(rd)) || rm_bad,
+            rd == 15
+                || (rd == 13
+                    && (s
+                        || !matches!(
+                            op2,
+                            Operand2::ShiftImm {
+                                amount: 0,
+                                shift: Shift::Lsl,
+                                ..
+                            }
+                        ))
+                    && !is_imm)
+                || (is_imm && bad(rd))
+                || rm_bad,
         ),
         2 => normal(DpOp::Orr),
         3 if rn == 15 => mk(DpOp::Mvn, rd, 0, s).unpred(bad(rd) || rm_bad),
@@ -406,7 +441,20 @@ fn dp_plain(w: u32, a: u32, b: u32) -> Insn {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn dp_plain_ops(w: u32, a: u32, _b: u32, op: u32, rn: u8, rd: u8, imm12: u32, imm16: u16, lsb: u8, f5: u8, imm: Operand2, c: Class) -> Insn {
+fn dp_plain_ops(
+    w: u32,
+    a: u32,
+    _b: u32,
+    op: u32,
+    rn: u8,
+    rd: u8,
+    imm12: u32,
+    imm16: u16,
+    lsb: u8,
+    f5: u8,
+    imm: Operand2,
+    c: Class,
+) -> Insn {
     match op {
         0 | 0b01010 => {
             let sub = op != 0;
@@ -462,7 +510,11 @@ fn dp_plain_ops(w: u32, a: u32, _b: u32, op: u32, rn: u8, rd: u8, imm12: u32, im
             .unpred(bad(rd) || bad(rn))
         }
         0b10100 | 0b11100 => {
-            let op = if op == 0b10100 { BfOp::Sbfx } else { BfOp::Ubfx };
+            let op = if op == 0b10100 {
+                BfOp::Sbfx
+            } else {
+                BfOp::Ubfx
+            };
             insn(
                 w,
                 Op::Bitfield {
@@ -515,13 +567,7 @@ fn branch_misc(w: u32, a: u32, b: u32) -> Insn {
     // op1 == 0x0
     if op & 0b0111000 != 0b0111000 {
         let imm = s << 20 | j2 << 19 | j1 << 18 | bits(a, 5, 0) << 12 | bits(b, 10, 0) << 1;
-        let mut i = insn(
-            w,
-            Op::B {
-                off: sext(imm, 21),
-            },
-            Class::T32CondBranch,
-        );
+        let mut i = insn(w, Op::B { off: sext(imm, 21) }, Class::T32CondBranch);
         i.cond = bits(a, 9, 6) as u8;
         return i;
     }
@@ -531,7 +577,7 @@ fn branch_misc(w: u32, a: u32, b: u32) -> Insn {
     // hw2 bit 13 is (0) in every system form; hints/CPS/barriers have hw1[3:0] = (1111).
     let sbo_rn = matches!(op, 0b0111010 | 0b0111011) && bits(a, 3, 0) != 15;
     let sbo_b = op == 0b0111011 && bits(b, 11, 8) != 15;
-    i.unpred(bit(b, 13) || sbo_rn || sbo_b)
+    i.unpred((op1 == 0 && bit(b, 13)) || sbo_rn || sbo_b)
 }
 
 fn branch_misc_sys(w: u32, a: u32, b: u32, op: u32, op1: u32, rn: u8, rd: u8) -> Insn {
@@ -665,7 +711,8 @@ fn store(w: u32, a: u32, b: u32) -> Insn {
             index: true,
             wback: false,
         };
-        return mk(addr, false, Class::T32Store).unpred(rn == 15 || rt == 15 || (size != Size::W && rt == 13));
+        return mk(addr, false, Class::T32Store)
+            .unpred(rn == 15 || rt == 15 || (size != Size::W && rt == 13));
     }
     if bit(b, 11) {
         let p = bit(b, 10);
@@ -682,7 +729,11 @@ fn store(w: u32, a: u32, b: u32) -> Insn {
             index: p,
             wback: wb,
         };
-        let class = if unpriv { Class::T32LdStT } else { Class::T32Store };
+        let class = if unpriv {
+            Class::T32LdStT
+        } else {
+            Class::T32Store
+        };
         let unp = rn == 15 || rt == 15 || (size != Size::W && rt == 13) || (wb && rn == rt);
         return mk(addr, unpriv, class).unpred(unp);
     }
@@ -701,7 +752,8 @@ fn store(w: u32, a: u32, b: u32) -> Insn {
         index: true,
         wback: false,
     };
-    mk(addr, false, Class::T32Store).unpred(rn == 15 || rt == 15 || bad(rm) || (size != Size::W && rt == 13))
+    mk(addr, false, Class::T32Store)
+        .unpred(rn == 15 || rt == 15 || bad(rm) || (size != Size::W && rt == 13))
 }
 
 fn load(w: u32, a: u32, b: u32, size: Size) -> Insn {
@@ -771,7 +823,11 @@ fn load(w: u32, a: u32, b: u32, size: Size) -> Insn {
             index: p,
             wback: wb,
         };
-        let class = if unpriv { Class::T32LdStT } else { Class::T32Load };
+        let class = if unpriv {
+            Class::T32LdStT
+        } else {
+            Class::T32Load
+        };
         let unp = t_bad(rt) || (wb && rn == rt) || (unpriv && rt == 15);
         return mk(addr, unpriv, class).unpred(unp);
     }
@@ -811,7 +867,11 @@ fn dp_reg(w: u32, a: u32, b: u32) -> Insn {
                 s: op1 & 1 != 0,
                 rd,
                 rn: 0,
-                op2: Operand2::ShiftReg { rm: rn, shift, rs: rm },
+                op2: Operand2::ShiftReg {
+                    rm: rn,
+                    shift,
+                    rs: rm,
+                },
             },
             Class::T32ShiftReg,
         )
@@ -922,7 +982,11 @@ fn mul(w: u32, a: u32, b: u32) -> Insn {
         )
         .unpred(unp || (op2 == 1 && ra == 15)),
         (1, _) => {
-            let kind = if ra == 15 { MulHalf::Smul } else { MulHalf::Smla };
+            let kind = if ra == 15 {
+                MulHalf::Smul
+            } else {
+                MulHalf::Smla
+            };
             insn(
                 w,
                 Op::MulHalf {
@@ -939,7 +1003,11 @@ fn mul(w: u32, a: u32, b: u32) -> Insn {
             .unpred(unp)
         }
         (2, 0) | (2, 1) | (4, 0) | (4, 1) => {
-            let kind = if op1 == 2 { MulDual::Smlad } else { MulDual::Smlsd };
+            let kind = if op1 == 2 {
+                MulDual::Smlad
+            } else {
+                MulDual::Smlsd
+            };
             insn(
                 w,
                 Op::MulDual {
@@ -955,7 +1023,11 @@ fn mul(w: u32, a: u32, b: u32) -> Insn {
             .unpred(unp)
         }
         (3, 0) | (3, 1) => {
-            let kind = if ra == 15 { MulHalf::Smulw } else { MulHalf::Smlaw };
+            let kind = if ra == 15 {
+                MulHalf::Smulw
+            } else {
+                MulHalf::Smlaw
+            };
             insn(
                 w,
                 Op::MulHalf {
@@ -1045,7 +1117,11 @@ fn mul_long(w: u32, a: u32, b: u32) -> Insn {
         )
         .unpred(unp),
         (4, 12) | (4, 13) | (5, 12) | (5, 13) => {
-            let kind = if op1 == 4 { MulDual::Smlald } else { MulDual::Smlsld };
+            let kind = if op1 == 4 {
+                MulDual::Smlald
+            } else {
+                MulDual::Smlsld
+            };
             insn(
                 w,
                 Op::MulDual {

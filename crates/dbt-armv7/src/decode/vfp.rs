@@ -16,8 +16,24 @@ fn mk(w: u32, thumb: bool, kind: VfpKind, reads: u16, writes: u16, sysreg: u8) -
         (false, VfpKind::LoadStore) => Class::A32VfpLdSt,
         (false, _) => Class::A32VfpXfer,
     };
-    let cond = if thumb || w >> 28 == 15 { 14 } else { (w >> 28) as u8 };
-    let mut i = Insn::new(w, 4, thumb, cond, Op::Vfp { kind, reads, writes, sysreg }, class);
+    let cond = if thumb || w >> 28 == 15 {
+        14
+    } else {
+        (w >> 28) as u8
+    };
+    let mut i = Insn::new(
+        w,
+        4,
+        thumb,
+        cond,
+        Op::Vfp {
+            kind,
+            reads,
+            writes,
+            sysreg,
+        },
+        class,
+    );
     i.thumb = thumb;
     i
 }
@@ -49,8 +65,7 @@ pub fn decode(w: u32, thumb: bool) -> Insn {
                     reads |= 1 << rm;
                 }
             }
-            return mk(w, thumb, VfpKind::NeonLoadStore, reads, writes, 0)
-                .unpred(rn == 15);
+            return mk(w, thumb, VfpKind::NeonLoadStore, reads, writes, 0).unpred(rn == 15);
         }
         return undef(w, thumb);
     }

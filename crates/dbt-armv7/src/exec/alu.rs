@@ -84,7 +84,9 @@ impl Cpu {
         let c = self.flag(psr::C);
         match *op2 {
             Operand2::Imm { value, carry } => (value, carry.unwrap_or(c)),
-            Operand2::ShiftImm { rm, shift, amount } => shift_c(self.rr(rm), shift, amount as u32, c),
+            Operand2::ShiftImm { rm, shift, amount } => {
+                shift_c(self.rr(rm), shift, amount as u32, c)
+            }
             Operand2::ShiftReg { rm, shift, rs } => {
                 // Register-shifted operands read PC as +12 in A32 (UNPREDICTABLE; not modelled).
                 shift_c(self.rr(rm), shift, self.rr(rs) & 0xff, c)
@@ -208,7 +210,9 @@ impl Cpu {
                     MulLong::Umull => n as u64 * m as u64,
                     MulLong::Umlal => (n as u64 * m as u64).wrapping_add(acc),
                     MulLong::Smull => (n as i32 as i64 * m as i32 as i64) as u64,
-                    MulLong::Smlal => ((n as i32 as i64 * m as i32 as i64) as u64).wrapping_add(acc),
+                    MulLong::Smlal => {
+                        ((n as i32 as i64 * m as i32 as i64) as u64).wrapping_add(acc)
+                    }
                     MulLong::Umaal => {
                         n as u64 * m as u64 + self.rr(rdhi) as u64 + self.rr(rdlo) as u64
                     }
@@ -263,12 +267,20 @@ impl Cpu {
                 ra,
             } => {
                 let n = self.rr(rn);
-                let m = if swap { self.rr(rm).rotate_right(16) } else { self.rr(rm) };
+                let m = if swap {
+                    self.rr(rm).rotate_right(16)
+                } else {
+                    self.rr(rm)
+                };
                 let p1 = lo16(n) * lo16(m);
                 let p2 = hi16(n) * hi16(m);
                 match kind {
                     MulDual::Smlad | MulDual::Smlsd => {
-                        let mut r = if kind == MulDual::Smlad { p1 + p2 } else { p1 - p2 };
+                        let mut r = if kind == MulDual::Smlad {
+                            p1 + p2
+                        } else {
+                            p1 - p2
+                        };
                         if ra != 15 {
                             r += self.rr(ra) as i32 as i64;
                         }
@@ -277,7 +289,11 @@ impl Cpu {
                     }
                     MulDual::Smlald | MulDual::Smlsld => {
                         let acc = ((self.rr(rd) as u64) << 32 | self.rr(ra) as u64) as i64;
-                        let p = if kind == MulDual::Smlald { p1 + p2 } else { p1 - p2 };
+                        let p = if kind == MulDual::Smlald {
+                            p1 + p2
+                        } else {
+                            p1 - p2
+                        };
                         let r = acc.wrapping_add(p) as u64;
                         self.r[ra as usize] = r as u32;
                         self.r[rd as usize] = (r >> 32) as u32;
@@ -293,8 +309,16 @@ impl Cpu {
                 ra,
             } => {
                 let p = self.rr(rn) as i32 as i64 * self.rr(rm) as i32 as i64;
-                let acc = if ra == 15 { 0 } else { (self.rr(ra) as i64) << 32 };
-                let mut r = if sub { acc.wrapping_sub(p) } else { acc.wrapping_add(p) };
+                let acc = if ra == 15 {
+                    0
+                } else {
+                    (self.rr(ra) as i64) << 32
+                };
+                let mut r = if sub {
+                    acc.wrapping_sub(p)
+                } else {
+                    acc.wrapping_add(p)
+                };
                 if round {
                     r = r.wrapping_add(0x8000_0000);
                 }
@@ -332,7 +356,11 @@ impl Cpu {
                     n = d as i32 as i64;
                     q = qq;
                 }
-                let r = if matches!(op, QOp::Qadd | QOp::Qdadd) { m + n } else { m - n };
+                let r = if matches!(op, QOp::Qadd | QOp::Qdadd) {
+                    m + n
+                } else {
+                    m - n
+                };
                 let (v, qq) = ssat(r, 32);
                 self.r[rd as usize] = v;
                 self.set_q(q || qq);
@@ -354,7 +382,12 @@ impl Cpu {
                 self.r[rd as usize] = r;
                 self.set_q(q);
             }
-            Op::Sat16 { signed, rd, sat, rn } => {
+            Op::Sat16 {
+                signed,
+                rd,
+                sat,
+                rn,
+            } => {
                 let v = self.rr(rn);
                 let (a, qa, b, qb) = if signed {
                     let (a, qa) = ssat(lo16(v), sat as u32 + 1);
@@ -391,7 +424,13 @@ impl Cpu {
                     (ExtSize::H, true) => (v as i16 as i32 as u32).wrapping_add(add),
                     (ExtSize::H, false) => (v & 0xffff).wrapping_add(add),
                     (ExtSize::B16, s) => {
-                        let ext = |b: u32| if s { b as u8 as i8 as i32 as u32 } else { b & 0xff };
+                        let ext = |b: u32| {
+                            if s {
+                                b as u8 as i8 as i32 as u32
+                            } else {
+                                b & 0xff
+                            }
+                        };
                         let lo = ext(v).wrapping_add(add) & 0xffff;
                         let hi = ext(v >> 16).wrapping_add(add >> 16) & 0xffff;
                         lo | hi << 16

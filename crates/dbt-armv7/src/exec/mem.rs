@@ -15,7 +15,13 @@ impl Cpu {
         }
     }
 
-    fn access_byte(&mut self, bus: &mut dyn Bus, va: u32, user: bool, write: Option<u8>) -> Result<u8, Exception> {
+    fn access_byte(
+        &mut self,
+        bus: &mut dyn Bus,
+        va: u32,
+        user: bool,
+        write: Option<u8>,
+    ) -> Result<u8, Exception> {
         let acc = Access {
             write: write.is_some(),
             fetch: false,
@@ -33,7 +39,11 @@ impl Cpu {
     }
 
     fn check_align(&self, va: u32, size: u32, strict: u32, write: bool) -> Result<bool, Exception> {
-        let need = if self.cp15.sctlr & 2 != 0 { size } else { strict };
+        let need = if self.cp15.sctlr & 2 != 0 {
+            size
+        } else {
+            strict
+        };
         if need > 1 && va & (need - 1) != 0 {
             return Err(self.data_abort(Fault::new(FaultKind::Alignment), va, write));
         }
@@ -42,7 +52,14 @@ impl Cpu {
 
     /// Reads `size` bytes at `va` (little- or big-endian per `CPSR.E`); `strict` is the
     /// alignment the instruction requires even with `SCTLR.A` clear (1 = none).
-    pub(crate) fn read_mem(&mut self, bus: &mut dyn Bus, va: u32, size: u32, user: bool, strict: u32) -> Result<u32, Exception> {
+    pub(crate) fn read_mem(
+        &mut self,
+        bus: &mut dyn Bus,
+        va: u32,
+        size: u32,
+        user: bool,
+        strict: u32,
+    ) -> Result<u32, Exception> {
         let unaligned = self.check_align(va, size, strict, false)?;
         let mut v: u32 = if unaligned {
             let mut v = 0u32;
@@ -56,9 +73,12 @@ impl Cpu {
                 fetch: false,
                 user,
             };
-            let pa = self.translate(bus, va, acc).map_err(|f| self.data_abort(f, va, false))?;
+            let pa = self
+                .translate(bus, va, acc)
+                .map_err(|f| self.data_abort(f, va, false))?;
             bus.read(pa, size as u8)
-                .map_err(|_| self.data_abort(Fault::new(FaultKind::External), va, false))? as u32
+                .map_err(|_| self.data_abort(Fault::new(FaultKind::External), va, false))?
+                as u32
         };
         if self.cpsr & psr::E != 0 {
             v = v.swap_bytes() >> (32 - 8 * size);
@@ -67,7 +87,15 @@ impl Cpu {
     }
 
     /// Writes `size` bytes of `v` at `va`.
-    pub(crate) fn write_mem(&mut self, bus: &mut dyn Bus, va: u32, size: u32, v: u32, user: bool, strict: u32) -> Result<(), Exception> {
+    pub(crate) fn write_mem(
+        &mut self,
+        bus: &mut dyn Bus,
+        va: u32,
+        size: u32,
+        v: u32,
+        user: bool,
+        strict: u32,
+    ) -> Result<(), Exception> {
         let unaligned = self.check_align(va, size, strict, true)?;
         let v = if self.cpsr & psr::E != 0 {
             v.swap_bytes() >> (32 - 8 * size)
@@ -83,7 +111,8 @@ impl Cpu {
                     fetch: false,
                     user,
                 };
-                self.translate(bus, a, acc).map_err(|f| self.data_abort(f, a, true))?;
+                self.translate(bus, a, acc)
+                    .map_err(|f| self.data_abort(f, a, true))?;
             }
             for k in 0..size {
                 self.access_byte(bus, va.wrapping_add(k), user, Some((v >> (8 * k)) as u8))?;
@@ -95,7 +124,9 @@ impl Cpu {
             fetch: false,
             user,
         };
-        let pa = self.translate(bus, va, acc).map_err(|f| self.data_abort(f, va, true))?;
+        let pa = self
+            .translate(bus, va, acc)
+            .map_err(|f| self.data_abort(f, va, true))?;
         bus.write(pa, size as u8, v as u64)
             .map_err(|_| self.data_abort(Fault::new(FaultKind::External), va, true))
     }
@@ -158,7 +189,12 @@ impl Cpu {
                     }
                 }
             }
-            Op::MemDual { load, rt, rt2, addr } => {
+            Op::MemDual {
+                load,
+                rt,
+                rt2,
+                addr,
+            } => {
                 let (va, wb) = self.address(&addr);
                 if load {
                     let a = self.read_mem(bus, va, 4, priv_user, 4)?;
@@ -178,7 +214,13 @@ impl Cpu {
                     }
                 }
             }
-            Op::Ldrex { size, rt, rt2, rn, imm } => {
+            Op::Ldrex {
+                size,
+                rt,
+                rt2,
+                rn,
+                imm,
+            } => {
                 let va = self.base(rn).wrapping_add(imm);
                 if size == Size::D {
                     let a = self.read_mem(bus, va, 4, priv_user, 8)?;
@@ -254,7 +296,17 @@ impl Cpu {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn multi(&mut self, bus: &mut dyn Bus, load: bool, rn: u8, list: u16, inc: bool, before: bool, wback: bool, user: bool) -> ExecResult {
+    fn multi(
+        &mut self,
+        bus: &mut dyn Bus,
+        load: bool,
+        rn: u8,
+        list: u16,
+        inc: bool,
+        before: bool,
+        wback: bool,
+        user: bool,
+    ) -> ExecResult {
         let n = list.count_ones();
         let base = self.rr(rn);
         let start = match (inc, before) {

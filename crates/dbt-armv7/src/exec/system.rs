@@ -129,13 +129,19 @@ impl Cpu {
                 }
                 if to_cp {
                     let v = self.rr(rt);
-                    let e = self.cp15.write(opc1, crn, crm, opc2, v).ok_or(Exception::Undefined)?;
+                    let e = self
+                        .cp15
+                        .write(opc1, crn, crm, opc2, v)
+                        .ok_or(Exception::Undefined)?;
                     if e == Cp15Effect::Timer {
                         self.timer_write(crm, opc2, v).ok_or(Exception::Undefined)?;
                     }
                     self.apply(bus, e);
                 } else {
-                    let (v, e) = self.cp15.read(opc1, crn, crm, opc2).ok_or(Exception::Undefined)?;
+                    let (v, e) = self
+                        .cp15
+                        .read(opc1, crn, crm, opc2)
+                        .ok_or(Exception::Undefined)?;
                     let v = if e == Cp15Effect::Timer {
                         self.timer_read(crm, opc2).ok_or(Exception::Undefined)?
                     } else {
@@ -154,13 +160,17 @@ impl Cpu {
             } => {
                 let timer_user_ok = crm == 14
                     && !to_cp
-                    && ((opc1 == 0 && self.cp15.cntkctl & 1 != 0) || (opc1 == 1 && self.cp15.cntkctl & 2 != 0));
+                    && ((opc1 == 0 && self.cp15.cntkctl & 1 != 0)
+                        || (opc1 == 1 && self.cp15.cntkctl & 2 != 0));
                 if cp != 15 || (user && !timer_user_ok) {
                     return Err(Exception::Undefined);
                 }
                 if to_cp {
                     let v = (self.rr(rt2) as u64) << 32 | self.rr(rt) as u64;
-                    let e = self.cp15.write64(opc1, crm, v).ok_or(Exception::Undefined)?;
+                    let e = self
+                        .cp15
+                        .write64(opc1, crm, v)
+                        .ok_or(Exception::Undefined)?;
                     if e == Cp15Effect::Timer {
                         match opc1 {
                             2 => self.cp15.cntp_cval = v,
@@ -284,7 +294,11 @@ impl Cpu {
                 self.write_mem(bus, addr, 4, lr, false, 4)?;
                 self.write_mem(bus, addr.wrapping_add(4), 4, spsr, false, 4)?;
                 if wback {
-                    let nb = if inc { base.wrapping_add(8) } else { base.wrapping_sub(8) };
+                    let nb = if inc {
+                        base.wrapping_add(8)
+                    } else {
+                        base.wrapping_sub(8)
+                    };
                     self.set_banked_reg(m, 13, nb);
                 }
             }
@@ -307,7 +321,11 @@ impl Cpu {
                 let pc = self.read_mem(bus, addr, 4, false, 4)?;
                 let cpsr = self.read_mem(bus, addr.wrapping_add(4), 4, false, 4)?;
                 if wback {
-                    self.r[rn as usize] = if inc { base.wrapping_add(8) } else { base.wrapping_sub(8) };
+                    self.r[rn as usize] = if inc {
+                        base.wrapping_add(8)
+                    } else {
+                        base.wrapping_sub(8)
+                    };
                 }
                 self.exception_return(pc, cpsr);
             }
@@ -330,7 +348,11 @@ impl Cpu {
             }
             Op::Bkpt { .. } => {
                 return Err(Exception::PrefetchAbort {
-                    fsr: if self.cp15.lpae() { 1 << 9 | 0b100010 } else { 0b00010 },
+                    fsr: if self.cp15.lpae() {
+                        1 << 9 | 0b100010
+                    } else {
+                        0b00010
+                    },
                     far: self.r[15],
                 })
             }

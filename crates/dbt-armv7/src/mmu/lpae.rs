@@ -20,7 +20,11 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
     } else {
         (1u64 << 32) - (1u64 << (32 - t1sz))
     };
-    let ttbr0_end = if t0sz == 0 { 1u64 << 32 } else { 1u64 << (32 - t0sz) };
+    let ttbr0_end = if t0sz == 0 {
+        1u64 << 32
+    } else {
+        1u64 << (32 - t0sz)
+    };
     let (ttbr, txsz, epd) = if t1sz != 0 && va64 >= ttbr1_start {
         (cp15.ttbr1, t1sz, cp15.ttbcr & (1 << 23) != 0)
     } else if va64 < ttbr0_end {

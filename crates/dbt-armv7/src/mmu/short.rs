@@ -39,9 +39,16 @@ fn ap_perms(afe: bool, ap: u32) -> u8 {
 pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
     let n = cp15.ttbcr & 7;
     let use_ttbr1 = n != 0 && (va >> (32 - n)) != 0;
-    let fault = |kind, level, domain| Fault { kind, level, domain };
+    let fault = |kind, level, domain| Fault {
+        kind,
+        level,
+        domain,
+    };
     let (base, disabled) = if use_ttbr1 {
-        ((cp15.ttbr1 as u32) & 0xffff_c000, cp15.ttbcr & (1 << 5) != 0)
+        (
+            (cp15.ttbr1 as u32) & 0xffff_c000,
+            cp15.ttbcr & (1 << 5) != 0,
+        )
     } else {
         let mask = 0xffff_ffffu32 << (14 - n);
         ((cp15.ttbr0 as u32) & mask, cp15.ttbcr & (1 << 4) != 0)

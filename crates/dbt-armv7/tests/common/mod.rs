@@ -103,7 +103,13 @@ pub fn elf32(base: u32, entry: u32, image: &[u8]) -> Vec<u8> {
 
 /// Runs a user-mode program image in the interpreter, emulating Linux `write` (4) and
 /// `exit` (1). Returns stdout, or an error describing an unexpected exception.
-pub fn run_user(base: u32, image: &[u8], entry: u32, budget: u64, stats: Option<&mut Vec<u64>>) -> Result<Vec<u8>, String> {
+pub fn run_user(
+    base: u32,
+    image: &[u8],
+    entry: u32,
+    budget: u64,
+    stats: Option<&mut Vec<u64>>,
+) -> Result<Vec<u8>, String> {
     let mut ram = FlatRam::new(base as u64, image.len() + 0x1000);
     ram.load(base as u64, image);
     let mut cpu = Cpu::new_user(entry & 1 != 0);
@@ -150,7 +156,10 @@ pub fn qemu_arm() -> PathBuf {
             return p.into();
         }
     }
-    if let Ok(o) = std::process::Command::new("sh").args(["-c", "command -v qemu-arm"]).output() {
+    if let Ok(o) = std::process::Command::new("sh")
+        .args(["-c", "command -v qemu-arm"])
+        .output()
+    {
         let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
         if !s.is_empty() {
             return s.into();
