@@ -132,8 +132,12 @@ fn run_interpreter(bin: &[u8]) -> (String, Vec<u64>, u64) {
         match cpu.run(&mut bus, 50_000_000) {
             Exit::Hvc(_) if cpu.reg(0) == 0x8400_0008 => {}
             Exit::Budget => panic!(
-                "budget exhausted at {:#x}; output:\n{}",
+                "budget exhausted at {:#x} (mode {:?}, lr {:#x}, spsr {:x?}, dfsr {:#x}); output:\n{}",
                 cpu.reg(15),
+                cpu.mode(),
+                cpu.reg(14),
+                cpu.spsr(),
+                cpu.cp15.dfsr,
                 String::from_utf8_lossy(&bus.out)
             ),
             e => panic!(

@@ -62,6 +62,23 @@ vectors:
     ENTRY dabt_entry, 0x17, 4
     ENTRY irq_entry, 0x12, 6
     ENTRY fiq_entry, 0x11, 7
+
+    .text
+    .thumb
+    .thumb_func
+    .global thumb_probe
+thumb_probe:
+    push {{lr}}
+    svc #0x45
+    udf #9
+    movs r0, #0
+    cmp r0, #0
+    itte eq
+    addeq r0, #3
+    addeq r0, #4
+    addne r0, #100
+    pop {{pc}}
+    .arm
 "#
 );
 
@@ -69,6 +86,8 @@ vectors:
 static mut COUNT: [u32; 8] = [0; 8];
 /// Mode the last exception was taken from.
 static mut FROM_MODE: u32 = 0;
+/// SPSR.T of the last exception (taken from Thumb state).
+static mut FROM_THUMB: bool = false;
 /// SVC immediate of the last SVC.
 static mut SVC_IMM: u32 = 0;
 /// Return address override for the next exception (0 = none).
@@ -114,9 +133,14 @@ extern "C" fn exc_handler(kind: u32, frame: *mut u32) {
         let spsr = frame.add(14);
         COUNT[kind as usize & 7] += 1;
         FROM_MODE = *spsr & 0x1f;
+        FROM_THUMB = *spsr & (1 << 5) != 0;
         match kind {
             2 => {
-                let imm = read_volatile((*lr - 4) as *const u32) & 0xff_ffff;
+                let imm = if FROM_THUMB {
+                    (read_volatile((*lr - 2) as *const u16) & 0xff) as u32
+                } else {
+                    read_volatile((*lr - 4) as *const u32) & 0xff_ffff
+                };
                 SVC_IMM = imm;
                 if imm == 1 {
                     // "return to SVC mode": used to leave User mode.
@@ -361,6 +385,25 @@ fn test_svc_undef() {
     );
 }
 
+extern "C" {
+    fn thumb_probe() -> u32;
+}
+
+fn test_thumb() {
+    let c0 = counts();
+    // SAFETY: `thumb_probe` is a Thumb leaf function following the AAPCS.
+    let r = unsafe { thumb_probe() };
+    let c1 = counts();
+    // SAFETY: reads the statics set by the handler.
+    let (imm, thumb) = unsafe { (SVC_IMM, FROM_THUMB) };
+    check("svc from thumb state", c1[2] == c0[2] + 1 && imm == 0x45);
+    check(
+        "undefined instruction from thumb state",
+        c1[1] == c0[1] + 1 && thumb,
+    );
+    check("return to thumb state and IT block", r == 7);
+}
+
 #[repr(C, align(16384))]
 struct L1([u32; 4096]);
 #[repr(C, align(4096))]
@@ -600,6 +643,7 @@ extern "C" fn main() -> ! {
     puts("armv7-systest: start\n");
     test_modes();
     test_svc_undef();
+    test_thumb();
     test_cp15();
     test_short_mmu();
     test_lpae();
