@@ -395,6 +395,7 @@ fn run_batch(cases: &[Case], src: &[u8], stats: &mut Vec<u64>, tag: &str) -> Vec
         .expect("running qemu-arm (apt-get install -y qemu-user)");
     if std::env::var("DBT_DIFF_KEEP").is_err() {
         let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir(&dir);
     } else {
         eprintln!("kept {}", path.display());
     }
