@@ -260,8 +260,12 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
 }
 
 /// Arms the EL2 timer for the earlier of the slice end and the emulated physical timer.
+/// A physical timer that has already fired is not armed again: its level is in the vGIC
+/// until the guest reprograms it (re-arming would make the EL2 timer fire on every entry).
 fn program_timer(slice_end: Option<u64>, ptimer: &PhysTimer) {
-    match (slice_end, ptimer.state().deadline()) {
+    let now = timer::now();
+    let pdeadline = ptimer.state().deadline().filter(|&d| d > now);
+    match (slice_end, pdeadline) {
         (Some(a), Some(b)) => timer::arm(a.min(b)),
         (Some(a), None) | (None, Some(a)) => timer::arm(a),
         (None, None) => timer::disarm(),

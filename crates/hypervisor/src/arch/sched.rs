@@ -172,7 +172,11 @@ pub struct HostEvents {
 /// through its hardware-mapped list register.
 pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
     let mut ev = HostEvents::default();
-    while let Some(a) = gic::ack() {
+    // The maintenance interrupt is level-sensitive and stays asserted until the vGIC sync
+    // that follows has consumed its cause: acknowledge it once, then stop draining.
+    // The bound protects against any other level source that is still asserted.
+    for _ in 0..16 {
+        let Some(a) = gic::ack() else { break };
         gic::eoi(a);
         match a.intid() {
             gic::SGI_KICK => ev.kicked = true,
@@ -184,7 +188,11 @@ pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
                 ev.vtimer = true;
                 continue; // stays active until the guest deactivates it
             }
-            gic::PPI_MAINTENANCE | gic::PPI_VIRT_TIMER => {}
+            gic::PPI_MAINTENANCE => {
+                gic::deactivate(a);
+                break;
+            }
+            gic::PPI_VIRT_TIMER => {}
             other => crate::hv_warn!("unexpected host interrupt {other}"),
         }
         gic::deactivate(a);
