@@ -13,7 +13,17 @@ use crate::scenarios::{self, Run, Scenario, ScenarioVms};
 use crate::usage;
 
 /// Packages whose tests run on the host.
-pub const HOST_PACKAGES: &[&str] = &["el2-core", "stage2", "vmpkg", "hypervisor", "xtask"];
+pub const HOST_PACKAGES: &[&str] = &[
+    "el2-core",
+    "stage2",
+    "vgic",
+    "vtimer",
+    "virtio-mmio",
+    "vmpkg",
+    "dbt-armv7",
+    "hypervisor",
+    "xtask",
+];
 /// Name of the host-test item in results and for `--filter`.
 pub const HOST_ITEM: &str = "host-tests";
 /// Most output kept per QEMU run.

@@ -117,7 +117,7 @@ const SECTOR: usize = 512;
 impl DiskSlice {
     fn check(&self, sector: u64, len: usize) -> Result<u64, BlockError> {
         let n = (len / SECTOR) as u64;
-        if len % SECTOR != 0 || sector.checked_add(n).is_none_or(|end| end > self.count) {
+        if !len.is_multiple_of(SECTOR) || sector.checked_add(n).is_none_or(|end| end > self.count) {
             return Err(BlockError);
         }
         Ok(self.first + sector)

@@ -232,7 +232,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     }
     // SAFETY: the vCPU loaded on this CPU.
     unsafe { sw.vcpu_put(ctx) };
-    if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
+    if let (Some(vg), Some(l)) = (&vm.vgic, lrs) {
         let _ = vg.lock().vcpu_put(me, l);
     }
     drop(lrs_guard);
@@ -568,7 +568,7 @@ fn gic_mmio(
     let gicr_len = layout::GICR_FRAME * vm.vcpus.len() as u64;
     let in_gicr = acc.ipa >= layout::GICR_BASE && acc.ipa < layout::GICR_BASE + gicr_len;
     let is_v3 = matches!(vgic_glue::guest_gic(), Some(vgic_glue::GuestGic::V3));
-    if !in_gicd && !(in_gicr && is_v3) {
+    if !(in_gicd || (in_gicr && is_v3)) {
         return None;
     }
     let mut g = vg.lock();
@@ -609,7 +609,7 @@ struct VmRam<'a>(&'a Vm);
 
 impl s1walk::GuestPhysRead for VmRam<'_> {
     fn read_u64(&self, ipa: u64) -> Option<u64> {
-        if ipa % 8 != 0 || !self.0.ram_contains(ipa) {
+        if !ipa.is_multiple_of(8) || !self.0.ram_contains(ipa) {
             return None;
         }
         // SAFETY: `ipa` is 8-byte aligned and inside this VM's RAM, identity-mapped at
