@@ -361,8 +361,14 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
             name: vm.name.clone(),
             mem_bytes: vm.mem_bytes,
             vcpus: vm.vcpus,
+            // An OS guest (kernel + initrd, e.g. Linux) reboots on SYSTEM_RESET as on
+            // hardware; a bare test guest's SYSTEM_RESET means failure and ends the run.
             flags: if vm.ends_all {
                 vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL
+            } else {
+                0
+            } | if vm.initrd.is_some() {
+                vmpkg::VM_FLAG_RESTART_ON_RESET
             } else {
                 0
             },

@@ -660,8 +660,51 @@ if grep -qw 'test=1' /proc/cmdline; then
     t1=$(timer_irqs); sleep 1; t2=$(timer_irqs)
     echo "linux-guest: timer interrupts $t1 -> $t2"
     [ "$t2" -gt "$t1" ] || {{ echo "linux-guest: FAIL: timer interrupts do not rise"; fail=1; }}
+    if [ "$(nproc)" -gt 1 ]; then
+        i1=$(awk '/^ *IPI[0-9]/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts)
+        echo "linux-guest: IPIs so far: $i1"
+        [ "$i1" -gt 0 ] || {{ echo "linux-guest: FAIL: no IPIs"; fail=1; }}
+    fi
     echo "linux-guest: virtio devices: $(ls /sys/bus/virtio/devices | wc -l)"
+    # Warnings caused by the hypervisor would show in the kernel log.
+    if dmesg | grep -iE 'WARNING:|BUG:|rcu.*stall|GIC.*(unexpected|fail)|arch_timer.*(fail|error)|psci.*(fail|error)|Unhandled|Internal error' ; then
+        echo "linux-guest: FAIL: kernel log has warnings (above)"; fail=1
+    fi
+    # Disk: the first boot writes a marker to /dev/vda and reboots; the second boot finds it
+    # (the VM restarts on SYSTEM_RESET; the disk keeps its contents), then powers off.
+    if [ -b /dev/vda ]; then
+        if dd if=/dev/vda bs=512 skip=8 count=1 2>/dev/null | grep -q LINUX-DISK-MARKER; then
+            echo "linux-guest: disk marker found after reboot"
+            rebooted=1
+        else
+            echo "LINUX-DISK-MARKER $(cat /proc/sys/kernel/random/boot_id)" | dd of=/dev/vda bs=512 seek=8 conv=fsync 2>/dev/null
+            sync
+            echo "linux-guest: disk marker written"
+        fi
+    else
+        echo "linux-guest: FAIL: no /dev/vda"; fail=1
+    fi
+    # Network: with net_ip=A net_peer=B on the command line, ping the other VM through the
+    # hypervisor's virtual switch.
+    ip_addr=$(sed -n 's/.*net_ip=\([0-9.]*\).*/\1/p' /proc/cmdline)
+    peer=$(sed -n 's/.*net_peer=\([0-9.]*\).*/\1/p' /proc/cmdline)
+    if [ -n "$ip_addr" ]; then
+        ip link set lo up; ip link set eth0 up; ip addr add "$ip_addr/24" dev eth0
+        if [ -n "$peer" ]; then
+            ok=0
+            for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+                if ping -c 1 -W 1 "$peer" >/dev/null 2>&1; then ok=1; break; fi
+            done
+            if [ $ok = 1 ]; then echo "linux-guest: ping $peer ok"; else echo "linux-guest: FAIL: ping $peer"; fail=1; fi
+            sleep 3   # stay up a moment so the peer's pings are answered too
+        fi
+    fi
     if [ $fail = 0 ]; then echo "{PASS_MARKER}"; else echo "linux-guest: FAIL"; fi
+    if [ -b /dev/vda ] && [ -z "$rebooted" ] && [ $fail = 0 ] && grep -qw 'reboot_test=1' /proc/cmdline; then
+        echo "linux-guest: rebooting"
+        reboot -f
+        sleep 10
+    fi
     poweroff -f
     sleep 10
 fi

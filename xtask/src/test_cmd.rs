@@ -306,7 +306,8 @@ mod tests {
     fn host_args() {
         assert_eq!(
             host_test_args().join(" "),
-            "test --no-fail-fast -p el2-core -p stage2 -p vmpkg -p hypervisor -p xtask"
+            "test --no-fail-fast -p el2-core -p stage2 -p vgic -p vtimer -p virtio-mmio -p vmpkg -p dbt-armv7 \
+             -p hypervisor -p xtask"
         );
     }
 

@@ -41,3 +41,7 @@ pub const MAX_VMS: u32 = 64;
 /// `vm_flags` bit: when this VM powers off, the whole system powers off even if other VMs
 /// still run.
 pub const VM_FLAG_SYSTEM_OFF_ENDS_ALL: u32 = 1 << 0;
+
+/// `vm_flags` bit: when the VM calls PSCI `SYSTEM_RESET`, reload and restart it (like a
+/// reboot on hardware) instead of ending it with a failure status.
+pub const VM_FLAG_RESTART_ON_RESET: u32 = 1 << 1;

@@ -57,6 +57,11 @@ pub struct RunConfig {
 
 static CONFIG: Once<RunConfig> = Once::new();
 
+/// The machine-wide `SYSTEM_RESET` policy.
+pub fn reset_policy() -> ResetPolicy {
+    CONFIG.get().map(|c| c.reset).unwrap_or_default()
+}
+
 /// Installs the run configuration (boot CPU, once).
 pub fn configure(c: RunConfig) {
     CONFIG.call_once(|| c);
@@ -465,7 +470,8 @@ fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext) -> Next {
 fn maybe_restart(t: &Thread) {
     let Some(cfg) = CONFIG.get() else { return };
     let vm = &*t.vm;
-    if cfg.reset != ResetPolicy::Restart || *vm.end.lock() != Some(VmEnd::Reset) {
+    let restart = cfg.reset == ResetPolicy::Restart || vm.restart_on_reset;
+    if !restart || *vm.end.lock() != Some(VmEnd::Reset) {
         return;
     }
     // Only proceed when every vCPU lock is free (no other CPU is inside the VM).
@@ -481,6 +487,7 @@ fn maybe_restart(t: &Thread) {
     for (i, (v, st)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
         st.ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
         st.ptimer.reset();
+        st.vtimer_active = false;
         v.wake_at.store(0, Ordering::Release);
         v.power.store(
             if i == 0 { Power::On } else { Power::Off } as u8,
@@ -489,6 +496,13 @@ fn maybe_restart(t: &Thread) {
         v.blocked.store(false, Ordering::Release);
     }
     drop(guards);
+    // A rebooted machine starts with a reset interrupt controller and console.
+    if let Some(vg) = &vm.vgic {
+        if let Some(fresh) = vgic_glue::new_vgic(vm.vcpus.iter().map(|v| v.mpidr).collect()) {
+            *vg.lock() = fresh;
+        }
+    }
+    vm.uart.lock().reset();
     *vm.end.lock() = None;
     vm.ended.store(false, Ordering::Release);
     crate::hv_log!("{}: restarted", vm.name);

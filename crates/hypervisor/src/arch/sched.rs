@@ -254,10 +254,14 @@ pub fn others_runnable(current: &Thread) -> bool {
 }
 
 fn machine_done(s: &Scheduler) -> bool {
-    s.vms.iter().all(|vm| vm.ended.load(Ordering::Acquire))
-        || s.vms
-            .iter()
-            .any(|vm| vm.ends_all && vm.ended.load(Ordering::Acquire))
+    // A VM that reset and restarts is not done.
+    let stopped = |vm: &Arc<Vm>| vm.ended.load(Ordering::Acquire) && !vm.will_restart();
+    let done = s.vms.iter().all(stopped) || s.vms.iter().any(|vm| vm.ends_all && stopped(vm));
+    // Wait until no CPU is still inside a vCPU (its exit counters are merged on the way out).
+    done && s
+        .vms
+        .iter()
+        .all(|vm| vm.vcpus.iter().all(|v| !v.state.is_locked()))
 }
 
 fn finish_machine(s: &Scheduler) -> ! {

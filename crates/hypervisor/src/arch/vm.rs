@@ -122,6 +122,8 @@ pub struct Vm {
     pub layout: GuestLayout,
     /// Its powering off ends the whole machine.
     pub ends_all: bool,
+    /// `SYSTEM_RESET` restarts it (`VM_FLAG_RESTART_ON_RESET`).
+    pub restart_on_reset: bool,
     /// The VM's virtual counter (`CNTVOFF_EL2`), shared by its vCPUs.
     pub counter: VmCounter,
     /// The virtual GIC (`None` when the host GIC cannot be virtualized).
@@ -312,6 +314,7 @@ impl Vm {
             ended: AtomicBool::new(false),
             layout: layout_plan,
             ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
+            restart_on_reset: spec.flags & vmpkg::VM_FLAG_RESTART_ON_RESET != 0,
             counter,
             vgic,
             uart,
@@ -423,6 +426,14 @@ impl Vm {
         *end = Some(how);
         self.ended.store(true, Ordering::Release);
         true
+    }
+
+    /// The VM ended with `SYSTEM_RESET` and will be restarted (`vm_reset=restart` or
+    /// `VM_FLAG_RESTART_ON_RESET`).
+    pub fn will_restart(&self) -> bool {
+        let restart = self.restart_on_reset
+            || super::run::reset_policy() == crate::bootargs::ResetPolicy::Restart;
+        restart && *self.end.lock() == Some(VmEnd::Reset)
     }
 
     /// The sum of all vCPUs' exit counters.
