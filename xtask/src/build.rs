@@ -581,7 +581,8 @@ mod tests {
         assert_eq!(vm.name, "hello");
         assert_eq!(vm.mem_bytes, 128 << 20);
         assert_eq!(vm.vcpus, 3);
-        assert_eq!(vm.flags, 0);
+        // kernel + initrd: an OS guest, restarted on SYSTEM_RESET
+        assert_eq!(vm.flags, vmpkg::VM_FLAG_RESTART_ON_RESET);
         assert_eq!(vm.kernel, &[1, 2, 3, 4]);
         assert_eq!(vm.initrd, Some(&[9u8; 5][..]));
         assert_eq!(vm.cmdline, "reset");
