@@ -113,6 +113,10 @@ pub struct QemuArgs {
     /// World-switch backend: auto (VHE when the CPU has it), vhe, or nvhe.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: Backend,
+    /// A raw disk image for QEMU's virtio-blk device; the hypervisor gives each VM an equal
+    /// slice of it as the VM's /dev/vda (without it, VMs get RAM disks).
+    #[arg(long, value_name = "FILE")]
+    pub disk: Option<std::path::PathBuf>,
     /// Start QEMU halted with a gdb server on :1234 (-s -S).
     #[arg(long)]
     pub gdb: bool,

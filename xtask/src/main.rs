@@ -102,6 +102,7 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         gdb: args.gdb,
         kernel: built.hypervisor,
         initrd: built.package,
+        disk: args.disk.clone(),
     };
     let interactive_linux = config::needs_linux(&plan.vms);
     let timeout = match (args.timeout, args.gdb || interactive_linux) {

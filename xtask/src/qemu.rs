@@ -43,6 +43,9 @@ pub struct QemuConfig {
     pub kernel: PathBuf,
     /// The VM package (`-initrd`).
     pub initrd: PathBuf,
+    /// A raw disk image attached as QEMU's virtio-blk device, which the hypervisor drives
+    /// and shares out among its VMs.
+    pub disk: Option<PathBuf>,
 }
 
 impl QemuConfig {
@@ -64,6 +67,20 @@ impl QemuConfig {
         .into_iter()
         .map(OsString::from)
         .collect();
+        // Modern virtio-mmio for the hypervisor's own drivers, and an entropy source for
+        // guests on CPUs without FEAT_RNG.
+        args.push("-global".into());
+        args.push("virtio-mmio.force-legacy=false".into());
+        args.push("-device".into());
+        args.push("virtio-rng-device".into());
+        if let Some(disk) = &self.disk {
+            let mut d = OsString::from("if=none,format=raw,id=hd0,file=");
+            d.push(disk);
+            args.push("-drive".into());
+            args.push(d);
+            args.push("-device".into());
+            args.push("virtio-blk-device,drive=hd0".into());
+        }
         args.push("-kernel".into());
         args.push(self.kernel.clone().into());
         args.push("-initrd".into());
@@ -542,6 +559,7 @@ mod tests {
             gdb: false,
             kernel: "target/images/hypervisor.bin".into(),
             initrd: "target/images/package.bin".into(),
+            disk: None,
         }
     }
 
@@ -558,7 +576,8 @@ mod tests {
         assert_eq!(
             args(&cfg()),
             "-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on -smp 2 -m 384M \
-             -nographic -semihosting -kernel target/images/hypervisor.bin \
+             -nographic -semihosting -global virtio-mmio.force-legacy=false \
+             -device virtio-rng-device -kernel target/images/hypervisor.bin \
              -initrd target/images/package.bin -append backend=nvhe exit=semihosting"
         );
         let mut c = cfg();

@@ -47,6 +47,7 @@ struct ScenarioFile {
     cells: Option<Vec<String>>,
     #[serde(default)]
     full_only: bool,
+    disk_marker: Option<String>,
 }
 
 /// What a scenario boots.
@@ -92,6 +93,9 @@ pub struct Scenario {
     pub cells: Option<Vec<String>>,
     /// Only `cargo xtask test --full` runs it.
     pub full_only: bool,
+    /// Attach a fresh 8 MiB virtio disk image to QEMU and require this string in the image
+    /// file after the run (data the guest wrote reached the host's disk).
+    pub disk_marker: Option<String>,
 }
 
 /// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
@@ -186,6 +190,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         forbid: f.forbid,
         cells: f.cells,
         full_only: f.full_only,
+        disk_marker: f.disk_marker.filter(|m| !m.is_empty()),
     })
 }
 

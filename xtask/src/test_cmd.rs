@@ -259,6 +259,13 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             tally.record(&name, false, 0.0);
             continue;
         };
+        let disk = s.disk_marker.as_ref().map(|_| {
+            let path = package
+                .path
+                .with_extension(format!("{}.img", run.cell.name().replace('/', "-")));
+            let _ = std::fs::write(&path, vec![0u8; 8 << 20]);
+            path
+        });
         let cfg = QemuConfig {
             cpu: run.cell.cpu,
             gic: run.cell.gic,
@@ -268,6 +275,7 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             gdb: false,
             kernel: p.hypervisor.clone(),
             initrd: package.path.clone(),
+            disk: disk.clone(),
         };
         let start = Instant::now();
         let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);
@@ -278,7 +286,16 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
                 println!("  {e}");
             }
             Ok(cap) => {
-                let problems = scenarios::check(run, cap.outcome, &cap.output);
+                let mut problems = scenarios::check(run, cap.outcome, &cap.output);
+                if let (Some(marker), Some(path)) = (&s.disk_marker, &disk) {
+                    let image = std::fs::read(path).unwrap_or_default();
+                    if !image.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+                        problems.push(format!(
+                            "the disk image {} does not contain '{marker}' after the run",
+                            path.display()
+                        ));
+                    }
+                }
                 tally.record(&name, problems.is_empty(), secs);
                 if !problems.is_empty() {
                     for problem in &problems {
