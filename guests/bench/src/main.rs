@@ -1,0 +1,92 @@
+//! `bench`: micro-benchmarks of the operations a hypervisor makes expensive, in a unit that is
+//! identical from run to run under QEMU `-icount shift=0` (instructions; see [`measure`]).
+//!
+//! Each operation runs many times between two `CNTVCT_EL0` reads (ISBs around them), the
+//! same loop with an empty body is subtracted, and the result is printed as
+//! `bench: <op> <instructions per op>`. Operations: `hvc` (SMCCC_VERSION), `sysreg`
+//! (`ID_AA64PFR0_EL1`, trapped by `HCR_EL2.TID3`), `mmio-pl011` (`UARTFR`), `mmio-gicd`
+//! (`GICD_TYPER`), `virtio-notify` (a `QueueNotify` write), `sgi-self` and `ack-eoi`,
+//! `timer-latency` (handler entry minus `CVAL`) and `ipi-roundtrip` (needs 2 CPUs). Then
+//! `bench: done` and PSCI SYSTEM_OFF. Runs at EL1 under the hypervisor or directly under QEMU.
+#![no_std]
+#![no_main]
+
+mod irqs;
+mod measure;
+mod virtio;
+
+use core::arch::asm;
+use guest_rt::platform::{GicInfo, Platform};
+use guest_rt::{gic, mmu, psci, timer};
+
+/// Iterations of the trapping single-instruction operations.
+const N_TRAP: u64 = 2000;
+/// PL011 flag register (`UARTFR`) on QEMU `virt`.
+const PL011_FR: usize = 0x0900_0018;
+/// `GICD_TYPER` offset.
+const GICD_TYPER: usize = 0x4;
+/// SMCCC_VERSION function id.
+const SMCCC_VERSION: u64 = 0x8000_0000;
+
+/// Prints one line prefixed with `bench: `.
+macro_rules! say {
+    ($($arg:tt)*) => { guest_rt::println!("bench: {}", format_args!($($arg)*)) };
+}
+pub(crate) use say;
+
+guest_rt::entry!(main);
+
+fn main(dtb: usize) -> ! {
+    mmu::enable();
+    let plat = match Platform::from_dtb(dtb) {
+        Ok(p) => p,
+        Err(e) => {
+            say!("FAIL device tree: {e}");
+            psci::system_reset()
+        }
+    };
+    if let Err(e) = gic::init(&plat.gic) {
+        say!("FAIL gic init: {e}");
+        psci::system_reset()
+    }
+    let freq = timer::frequency();
+    let gicd = match plat.gic {
+        GicInfo::V2 { gicd, .. } | GicInfo::V3 { gicd, .. } => gicd,
+    };
+    say!(
+        "freq {freq} Hz, cpus {}, gic v{}; unit: instructions per op under -icount shift=0 \
+         (ticks * 1e9 / freq)",
+        plat.ncpus,
+        if matches!(plat.gic, GicInfo::V2 { .. }) {
+            2
+        } else {
+            3
+        }
+    );
+
+    measure::run("hvc", N_TRAP, freq, || {
+        // SAFETY: SMCCC_VERSION is a query with no side effects; the SMCCC clobbers are
+        // declared by the C ABI clobber set (x0..x17).
+        unsafe {
+            asm!("hvc #0", inout("x0") SMCCC_VERSION => _, clobber_abi("C"), options(nostack))
+        };
+    });
+    measure::run("sysreg", N_TRAP, freq, || {
+        // SAFETY: reading an ID register has no side effects.
+        unsafe { asm!("mrs {v}, id_aa64pfr0_el1", v = out(reg) _, options(nomem, nostack)) };
+    });
+    measure::run("mmio-pl011", N_TRAP, freq, || {
+        // SAFETY: UARTFR is a read-only status register of the PL011 at its fixed address.
+        unsafe { core::ptr::read_volatile(PL011_FR as *const u32) };
+    });
+    measure::run("mmio-gicd", N_TRAP, freq, || {
+        // SAFETY: GICD_TYPER is a read-only register of the distributor from the DTB.
+        unsafe { core::ptr::read_volatile((gicd + GICD_TYPER) as *const u32) };
+    });
+    virtio::run(dtb, N_TRAP, freq);
+    irqs::eoi(freq);
+    irqs::timer_latency(&plat, freq);
+    irqs::ipi(&plat, freq);
+    say!("done");
+    psci::system_off()
+}
