@@ -24,7 +24,7 @@ pub const MAX_VCPUS: u32 = 64;
     name = "cargo xtask",
     bin_name = "cargo xtask",
     about = "Build, run and test the AArch64 hypervisor under QEMU",
-    after_help = "Examples:\n  cargo xtask qemu                       boot the hello guest (VHE, GICv3)\n  cargo xtask qemu --cpu cortex-a57 --gic 2\n  cargo xtask qemu --guest hello --vcpus 2 --smp 2\n  cargo xtask qemu --config configs/two-vms.toml\n  cargo xtask qemu --guest linux         Debian's kernel to a busybox shell\n  cargo xtask linux-native               the same kernel without the hypervisor, timed\n  cargo xtask test                       host tests + QEMU scenario matrix\n  cargo xtask test --full                ... plus the full_only scenarios (Linux)"
+    after_help = "Examples:\n  cargo xtask qemu                       boot the hello guest (VHE, GICv3)\n  cargo xtask qemu --cpu cortex-a57 --gic 2\n  cargo xtask qemu --guest hello --vcpus 2 --smp 2\n  cargo xtask qemu --config configs/two-vms.toml\n  cargo xtask qemu --guest linux         Debian's kernel to a busybox shell\n  cargo xtask linux-native               the same kernel without the hypervisor, timed\n  cargo xtask bench                      micro-benchmarks, hypervisor vs. native\n  cargo xtask test                       host tests + QEMU scenario matrix\n  cargo xtask test --full                ... plus the full_only scenarios (Linux)"
 )]
 pub struct Cli {
     /// What to do.
@@ -44,6 +44,18 @@ pub enum Command {
     /// Boot the Linux guest (Debian kernel + busybox initramfs) under plain QEMU, without the
     /// hypervisor, and time it to `linux-guest: userspace up` (the native baseline).
     LinuxNative(LinuxNativeArgs),
+    /// Run the `bench` guest under QEMU -icount (instructions per operation, deterministic)
+    /// under the hypervisor on {cortex-a57 nVHE, max VHE, max nVHE} x {GICv2, GICv3} and
+    /// natively; print the table and write target/bench/results.json.
+    Bench(BenchArgs),
+}
+
+/// Options of `cargo xtask bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Only run configurations whose name contains STR (e.g. `gic3`, `max/vhe`, `native`).
+    #[arg(long, value_name = "STR")]
+    pub filter: Option<String>,
 }
 
 /// What goes into the VM package: one VM from options, or a configuration file.

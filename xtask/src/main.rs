@@ -1,6 +1,7 @@
 //! `cargo xtask`: builds the hypervisor and its guests, boots them under QEMU, and runs the
 //! host tests and QEMU scenario matrix. Run `cargo xtask --help` for the commands.
 
+mod bench;
 mod build;
 mod cli;
 mod config;
@@ -46,6 +47,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
         Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
+        Command::Bench(args) => bench::run(&ws, args.filter.as_deref()),
     }
 }
 

@@ -16,6 +16,8 @@ const SGI_EOI: u32 = 7;
 const SGI_PING: u32 = 1;
 /// SGI CPU 1 answers with.
 const SGI_PONG: u32 = 2;
+/// SGI CPU 1 sends once it is up.
+const SGI_READY: u32 = 3;
 /// Iterations of the EOI benchmark.
 const N_EOI: u64 = 1000;
 /// Timer interrupts timed.
@@ -126,6 +128,7 @@ fn partner(_arg: usize) {
     }
     gic::enable(SGI_PING);
     READY.store(1, Ordering::Release);
+    gic::send_sgi(SGI_READY, 0);
     wait_irq(|| PINGS.load(Ordering::Acquire) >= IPI_WARMUP + N_IPI);
 }
 
@@ -138,7 +141,9 @@ pub fn ipi(plat: &Platform, freq: u64) {
     };
     irq::set_handler(SGI_PING, ping_handler);
     irq::set_handler(SGI_PONG, pong_handler);
+    irq::set_handler(SGI_READY, |_| {});
     gic::enable(SGI_PONG);
+    gic::enable(SGI_READY);
     match smp::start_secondary(other, partner, 0) {
         Ok(psci::SUCCESS) => {}
         r => {
@@ -146,10 +151,9 @@ pub fn ipi(plat: &Platform, freq: u64) {
             psci::system_reset()
         }
     }
-    if !timer::wait_until(5_000_000, || READY.load(Ordering::Acquire) != 0) {
-        say!("FAIL cpu 1 did not come up");
-        psci::system_reset()
-    }
+    // Wait in WFI, not spinning: with one TCG thread a spinning CPU 0 would hold the
+    // round robin; CPU 1 sends SGI_READY once it is up.
+    wait_irq(|| READY.load(Ordering::Acquire) != 0);
     let cpu1 = smp::slot_for(other).unwrap_or(1);
     let trip = |i: u64| {
         gic::send_sgi(SGI_PING, cpu1);
@@ -169,7 +173,7 @@ pub fn ipi(plat: &Platform, freq: u64) {
         measure::tenths_per_op(t.saturating_sub(base), N_IPI, freq),
     );
     // CPU 1 returns from `partner` and guest-rt turns it off.
-    timer::wait_until(2_000_000, || {
+    timer::wait_until(100_000, || {
         psci::affinity_info(other, 0) == psci::AFFINITY_OFF
     });
 }

@@ -1,0 +1,438 @@
+//! `cargo xtask bench`: runs the `bench` guest under QEMU with `-icount shift=0` (one guest
+//! instruction = 1 ns of virtual time, so counter deltas are instruction counts, identical
+//! from run to run), under the hypervisor on {cortex-a57 nVHE, max VHE, max nVHE} x {GICv2,
+//! GICv3} and natively (no hypervisor) per CPU and GIC; prints a table and writes
+//! `target/bench/results.json` plus one console log per run.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use crate::build::{self, Guest, Workspace};
+use crate::cli::{Backend, Cpu, Gic, DEFAULT_MEM, HOST_MEM_OVERHEAD};
+use crate::config::VmPlan;
+use crate::error::{IoContext, Result};
+use crate::fail;
+use crate::qemu::{self, QemuConfig};
+
+/// The guest crate.
+const GUEST: &str = "bench";
+/// vCPUs of the bench VM, and physical CPUs of the machine.
+const CPUS: u32 = 2;
+/// Kill a run after this long (a run takes well under a second).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Arguments that make a QEMU run deterministic: instruction counting with no sleeping, one
+/// TCG thread for all CPUs (round robin), a fixed DTB (no random seeds), RTC and RNG seed.
+pub const DETERMINISM_ARGS: &[&str] = &[
+    "-icount",
+    "shift=0,sleep=off",
+    "-accel",
+    "tcg,thread=single",
+    "-rtc",
+    "base=2024-01-01T00:00:00,clock=vm",
+    "-seed",
+    "1",
+    "-no-reboot",
+];
+
+/// Operations, in the guest's order, and whether a ratio to native means something (`hvc`
+/// natively is QEMU's built-in PSCI firmware, not an exception level).
+const OPS: &[(&str, bool)] = &[
+    ("hvc", false),
+    ("sysreg", true),
+    ("mmio-pl011", true),
+    ("mmio-gicd", true),
+    ("virtio-notify", true),
+    ("sgi-self", true),
+    ("ack-eoi", true),
+    ("timer-latency", true),
+    ("ipi-roundtrip", true),
+];
+
+/// One machine configuration: a CPU, a GIC, and a backend (`None` = native, no hypervisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    /// CPU model.
+    pub cpu: Cpu,
+    /// GIC version.
+    pub gic: Gic,
+    /// Hypervisor backend, or `None` for the guest directly under QEMU.
+    pub backend: Option<Backend>,
+}
+
+impl Cell {
+    /// `native cortex-a57 gic2`, `max/vhe gic3`, ...
+    pub fn name(self) -> String {
+        match self.backend {
+            None => format!("native {} gic{}", self.cpu.name(), self.gic.number()),
+            Some(b) => format!("{}/{} gic{}", self.cpu.name(), b.name(), self.gic.number()),
+        }
+    }
+
+    /// The native cell this one is compared with.
+    pub fn native(self) -> Cell {
+        Cell {
+            backend: None,
+            ..self
+        }
+    }
+}
+
+/// Every cell, natives first within each GIC.
+pub fn cells() -> Vec<Cell> {
+    let mut v = Vec::new();
+    for gic in [Gic::V2, Gic::V3] {
+        for (cpu, backend) in [
+            (Cpu::CortexA57, None),
+            (Cpu::CortexA57, Some(Backend::Nvhe)),
+            (Cpu::Max, None),
+            (Cpu::Max, Some(Backend::Vhe)),
+            (Cpu::Max, Some(Backend::Nvhe)),
+        ] {
+            v.push(Cell { cpu, gic, backend });
+        }
+    }
+    v
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Results {
+    /// `(op, instructions per op)` as the guest printed them.
+    pub ops: Vec<(String, f64)>,
+    /// Per vCPU: `(vcpu index, [(exit reason, count)])` from the hypervisor's summary.
+    pub exits: Vec<(u32, Vec<(String, u64)>)>,
+    /// The guest printed `bench: done`.
+    pub done: bool,
+}
+
+impl Results {
+    /// The value of `op`, if measured.
+    pub fn get(&self, op: &str) -> Option<f64> {
+        self.ops.iter().find(|(o, _)| o == op).map(|&(_, v)| v)
+    }
+}
+
+/// Parses a run's console: `bench: <op> <number>` lines, `bench: done`, and the hypervisor's
+/// `[hv] <vm>:   vcpuN exits: total=.. reason=..` lines.
+pub fn parse(output: &str) -> Results {
+    let mut r = Results::default();
+    for line in output.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix("bench: ") {
+            if rest == "done" {
+                r.done = true;
+                continue;
+            }
+            let mut words = rest.split_whitespace();
+            if let (Some(op), Some(v), None) = (words.next(), words.next(), words.next()) {
+                if let Ok(v) = v.parse::<f64>() {
+                    r.ops.push((op.to_string(), v));
+                }
+            }
+        } else if let (true, Some((head, counts))) =
+            (line.starts_with("[hv] "), line.split_once(" exits: "))
+        {
+            let Some(n) = head
+                .trim_end()
+                .rsplit_once("vcpu")
+                .and_then(|(_, n)| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let pairs = counts
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                .collect();
+            r.exits.push((n, pairs));
+        }
+    }
+    r
+}
+
+/// Appends `,dtb-randomness=off` to the `-M` value.
+fn fixed_dtb(mut args: Vec<OsString>) -> Vec<OsString> {
+    if let Some(i) = args.iter().position(|a| a == "-M") {
+        if let Some(m) = args.get_mut(i + 1) {
+            m.push(",dtb-randomness=off");
+        }
+    }
+    args
+}
+
+/// QEMU arguments of `cell` (`hypervisor` and `package` are used only under the hypervisor).
+fn cell_args(cell: Cell, guest_bin: &Path, hypervisor: &Path, package: &Path) -> Vec<OsString> {
+    let mut args = match cell.backend {
+        Some(backend) => QemuConfig {
+            cpu: cell.cpu,
+            gic: cell.gic,
+            smp: CPUS,
+            host_mem: DEFAULT_MEM + HOST_MEM_OVERHEAD,
+            backend,
+            gdb: false,
+            kernel: hypervisor.to_path_buf(),
+            initrd: package.to_path_buf(),
+            disk: None,
+        }
+        .args(),
+        None => {
+            let mut a: Vec<OsString> = [
+                "-M".to_string(),
+                format!("virt,gic-version={}", cell.gic.number()),
+                "-cpu".into(),
+                cell.cpu.qemu_arg().into(),
+                "-smp".into(),
+                CPUS.to_string(),
+                "-m".into(),
+                format!("{}M", DEFAULT_MEM >> 20),
+                "-nographic".into(),
+                // The same virtio device QEMU gets under the hypervisor.
+                "-global".into(),
+                "virtio-mmio.force-legacy=false".into(),
+                "-device".into(),
+                "virtio-rng-device".into(),
+                "-kernel".into(),
+            ]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+            a.push(guest_bin.as_os_str().to_owned());
+            a
+        }
+    };
+    args = fixed_dtb(args);
+    args.extend(DETERMINISM_ARGS.iter().map(OsString::from));
+    args
+}
+
+/// Runs QEMU with stdout and stderr into `log`, under [`TIMEOUT`]; returns the log text.
+fn run_logged(qemu_path: &Path, args: &[OsString], log: &Path) -> Result<String> {
+    let file = fs::File::create(log).io(|| format!("creating {}", log.display()))?;
+    let err = file.try_clone().io(|| "duplicating a file".into())?;
+    let mut child = Command::new(qemu_path)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .io(|| format!("could not start {}", qemu_path.display()))?;
+    let status = child
+        .wait_timeout(TIMEOUT)
+        .io(|| "waiting for QEMU".into())?;
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let text = fs::read_to_string(log).io(|| format!("reading {}", log.display()))?;
+    match status {
+        None => Err(fail!(
+            "timed out after {} s (log: {})",
+            TIMEOUT.as_secs(),
+            log.display()
+        )),
+        Some(s) if !s.success() => Err(fail!("QEMU exited with {s} (log: {})", log.display())),
+        Some(_) => Ok(text),
+    }
+}
+
+/// `cargo xtask bench`. Returns the exit status (1 if a run failed).
+pub fn run(ws: &Workspace, filter: Option<&str>) -> Result<i32> {
+    let qemu_path = qemu::ensure_qemu()?;
+    let plan = VmPlan {
+        name: GUEST.into(),
+        guest: Guest::Crate(GUEST.into()),
+        kernel: None,
+        initrd: None,
+        mem: DEFAULT_MEM,
+        vcpus: CPUS,
+        cmdline: String::new(),
+        ends_all: true,
+    };
+    let objcopy = build::find_objcopy(ws)?;
+    let hypervisor = build::build_hypervisor(ws, &objcopy)?;
+    build::build_guests(ws, &objcopy, &[GUEST.to_string()])?;
+    // Private copies: other xtask runs rewrite target/images/ while ours go on.
+    let out_dir = ws.root.join("target/bench");
+    fs::create_dir_all(&out_dir).io(|| format!("creating {}", out_dir.display()))?;
+    let package = out_dir.join("package.bin");
+    build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;
+    let guest_bin = out_dir.join("bench.bin");
+    fs::copy(ws.guest_bin(GUEST), &guest_bin).io(|| "copying the bench image".into())?;
+    let hv_bin = out_dir.join("hypervisor.bin");
+    fs::copy(&hypervisor, &hv_bin).io(|| "copying the hypervisor image".into())?;
+
+    let mut results: Vec<(Cell, Results)> = Vec::new();
+    let mut failed = 0;
+    for cell in cells() {
+        if filter.is_some_and(|f| !cell.name().contains(f)) {
+            continue;
+        }
+        let args = cell_args(cell, &guest_bin, &hv_bin, &package);
+        let log = out_dir.join(format!("{}.log", cell.name().replace([' ', '/'], "-")));
+        eprintln!("xtask: bench {}", cell.name());
+        let r = run_logged(&qemu_path, &args, &log).map(|text| parse(&text));
+        match r {
+            Ok(r) if r.done => results.push((cell, r)),
+            Ok(_) => {
+                eprintln!(
+                    "xtask: bench {}: no `bench: done` (log: {})",
+                    cell.name(),
+                    log.display()
+                );
+                failed += 1;
+            }
+            Err(e) => {
+                eprintln!("xtask: bench {}: {e}", cell.name());
+                failed += 1;
+            }
+        }
+    }
+    println!("{}", table(&results));
+    let json = out_dir.join("results.json");
+    fs::write(&json, to_json(&results)).io(|| format!("writing {}", json.display()))?;
+    println!("written: {}", json.display());
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+/// The measured value of `op` in `cell`, if that cell ran.
+fn value(results: &[(Cell, Results)], cell: Cell, op: &str) -> Option<f64> {
+    results
+        .iter()
+        .find(|(c, _)| *c == cell)
+        .and_then(|(_, r)| r.get(op))
+}
+
+/// The table: one block per GIC, operations as rows, cells as columns; hypervisor cells show
+/// `value (xratio)` against the native run of the same CPU and GIC.
+pub fn table(results: &[(Cell, Results)]) -> String {
+    let mut s = String::from(
+        "instructions per operation (QEMU -icount shift=0: 1 instruction = 1 ns = 1/16 tick \
+         of the 62.5 MHz counter); (xN) = ratio to native on the same CPU and GIC\n",
+    );
+    for gic in [Gic::V2, Gic::V3] {
+        let cols: Vec<Cell> = cells().into_iter().filter(|c| c.gic == gic).collect();
+        let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
+        for c in &cols {
+            let head = match c.backend {
+                None => format!("native {}", c.cpu.name()),
+                Some(b) => format!("{} {}", c.cpu.name(), b.name()),
+            };
+            let _ = write!(s, " {head:>20}");
+        }
+        s.push('\n');
+        for &(op, ratio_ok) in OPS {
+            let _ = write!(s, "{op:<14}");
+            for &c in &cols {
+                let cell = match (value(results, c, op), value(results, c.native(), op)) {
+                    (None, _) => "-".to_string(),
+                    (Some(v), Some(n)) if c.backend.is_some() && ratio_ok && n > 0.0 => {
+                        format!("{v:.1} (x{:.0})", v / n)
+                    }
+                    (Some(v), _) => format!("{v:.1}"),
+                };
+                let _ = write!(s, " {cell:>20}");
+            }
+            s.push('\n');
+        }
+        let _ = write!(s, "{:<14}", "exits vcpu0/1");
+        for &c in &cols {
+            let total = |vcpu: u32| {
+                results
+                    .iter()
+                    .find(|(x, _)| *x == c)
+                    .and_then(|(_, r)| r.exits.iter().find(|(n, _)| *n == vcpu))
+                    .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == "total"))
+                    .map_or("-".to_string(), |(_, v)| v.to_string())
+            };
+            let cell = if c.backend.is_some() {
+                format!("{}/{}", total(0), total(1))
+            } else {
+                "-".into()
+            };
+            let _ = write!(s, " {cell:>20}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A JSON string literal (quotes and backslashes escaped; our names have nothing else).
+fn json_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// `results.json`: `{"unit": .., "runs": [{"cell", "cpu", "gic", "backend", "ops": {..},
+/// "exits": {"vcpu0": {..}, ..}}]}`.
+pub fn to_json(results: &[(Cell, Results)]) -> String {
+    let mut s = String::from(
+        "{\n  \"unit\": \"instructions per operation (QEMU -icount shift=0)\",\n  \"runs\": [",
+    );
+    for (i, (cell, r)) in results.iter().enumerate() {
+        let ops: Vec<String> = r
+            .ops
+            .iter()
+            .map(|(o, v)| format!("{}: {v:.1}", json_str(o)))
+            .collect();
+        let exits: Vec<String> = r
+            .exits
+            .iter()
+            .map(|(n, kv)| {
+                let kv: Vec<String> = kv
+                    .iter()
+                    .map(|(k, v)| format!("{}: {v}", json_str(k)))
+                    .collect();
+                format!("\"vcpu{n}\": {{{}}}", kv.join(", "))
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "{}\n    {{\"cell\": {}, \"cpu\": {}, \"gic\": {}, \"backend\": {}, \"ops\": {{{}}}, \
+             \"exits\": {{{}}}}}",
+            if i == 0 { "" } else { "," },
+            json_str(&cell.name()),
+            json_str(cell.cpu.name()),
+            cell.gic.number(),
+            cell.backend.map_or("null".into(), |b| json_str(b.name())),
+            ops.join(", "),
+            exits.join(", ")
+        );
+    }
+    s.push_str("\n  ]\n}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_guest_lines_and_exit_counters() {
+        let out = "bench: freq 62500000 Hz, cpus 2\nbench: hvc 2345.5\nbench: sysreg 1.0\n\
+                   bench: virtio-notify n/a (no device)\nbench: done\n\
+                   [hv] bench: Some(PowerOff); exits: total=12 hvc=3\n\
+                   [hv] bench:   vcpu0 exits: total=10 hvc=3 sysreg=7\n\
+                   [hv] bench:   vcpu1 exits: total=2 irq=2\n";
+        let r = parse(out);
+        assert!(r.done);
+        assert_eq!(r.ops, vec![("hvc".into(), 2345.5), ("sysreg".into(), 1.0)]);
+        assert_eq!(r.exits.len(), 2);
+        assert_eq!(r.exits[0].0, 0);
+        assert_eq!(r.exits[0].1[2], ("sysreg".into(), 7));
+        assert_eq!(r.exits[1].1, vec![("total".into(), 2), ("irq".into(), 2)]);
+    }
+
+    #[test]
+    fn ten_cells_with_natives() {
+        let c = cells();
+        assert_eq!(c.len(), 10);
+        assert_eq!(c.iter().filter(|c| c.backend.is_none()).count(), 4);
+        assert_eq!(c[1].name(), "cortex-a57/nvhe gic2");
+    }
+}
