@@ -82,6 +82,8 @@ pub struct PlatformInfo<'a> {
     pub cpu_count: usize,
     /// The console UART (a PL011), from `stdout-path` or the first `arm,pl011`.
     pub uart: Option<Range>,
+    /// The console UART's interrupt (INTID), if the device tree gives one.
+    pub uart_intid: Option<u32>,
     /// The GIC.
     pub gic: Option<HostGic>,
     /// Timer PPIs (INTIDs) from `arm,armv8-timer`: secure, non-secure, virtual, hyp.
@@ -141,6 +143,7 @@ impl<'a> PlatformInfo<'a> {
             cpus: [0; MAX_CPUS],
             cpu_count: 0,
             uart: None,
+            uart_intid: None,
             gic: None,
             timer_ppis: None,
             psci: None,
@@ -217,6 +220,12 @@ impl<'a> PlatformInfo<'a> {
             });
         let uart = stdout.or_else(|| fdt.find_compatible(&["arm,pl011"]));
         info.uart = uart.as_ref().and_then(|n| range_of(n, 0));
+        info.uart_intid = uart
+            .as_ref()
+            .and_then(|n| n.property("interrupts"))
+            .map(|p| heapless_cells::Cells::from_be(p.value))
+            .filter(|c| c.len >= 2)
+            .map(|c| intid(c.v[0], c.v[1]));
         if let Some(gic) = fdt.find_compatible(&["arm,gic-v3"]) {
             if let (Some(dist), Some(redist)) = (range_of(&gic, 0), range_of(&gic, 1)) {
                 info.gic = Some(HostGic::V3 { dist, redist });

@@ -14,7 +14,9 @@ register_structs! {
         (0x00 => dr: ReadWrite<u32>),
         (0x04 => _reserved0),
         (0x18 => fr: ReadOnly<u32>),
-        (0x1c => @END),
+        (0x1c => _reserved1),
+        (0x38 => imsc: ReadWrite<u32>),
+        (0x3c => @END),
     }
 }
 
@@ -54,6 +56,13 @@ impl HostUart {
             core::hint::spin_loop();
         }
         self.regs().dr.set(b as u32);
+    }
+
+    /// Unmasks the receive and receive-timeout interrupts (`UARTIMSC.RXIM`, `RTIM`).
+    pub fn enable_rx_interrupt(&mut self) {
+        self.regs()
+            .imsc
+            .set(self.regs().imsc.get() | (1 << 4) | (1 << 6));
     }
 
     /// Receives a byte if one is waiting.
@@ -117,6 +126,13 @@ pub unsafe fn early_print(base: u64, s: &str) {
     // SAFETY: forwarded contract.
     let mut u = unsafe { HostUart::new(base) };
     let _ = u.write_str(s);
+}
+
+/// Turns on the receive interrupt of the console UART.
+pub fn enable_rx_interrupt() {
+    if let Some(u) = CONSOLE.lock().as_mut() {
+        u.enable_rx_interrupt();
+    }
 }
 
 /// Breaks a lock held by a CPU that faulted, so the fatal handler can still print.

@@ -554,7 +554,7 @@ fn do_mmio(vm: &Vm, me: usize, acc: &MmioAccess, reg_value: u64) -> Result<Optio
     }
     if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
         if let Some(vg) = &vm.vgic {
-            let level = vm.uart.lock().irq_level();
+            let level = vm.feed_uart();
             let mut g = vg.lock();
             let _ = g.set_spi_level(layout::UART_INTID, level);
             vgic_glue::deliver_kicks(vm, &mut g, me);

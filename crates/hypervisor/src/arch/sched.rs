@@ -120,6 +120,46 @@ pub fn poll_network() {
     }
 }
 
+static CONSOLE_INTID: Once<u32> = Once::new();
+
+/// Routes the host console UART's receive interrupt to the calling CPU (boot CPU, once):
+/// typed characters go to the first running VM's PL011.
+pub fn enable_console_input(intid: u32) {
+    CONSOLE_INTID.call_once(|| intid);
+    gic::enable_spi_here(intid);
+    super::console::enable_rx_interrupt();
+}
+
+fn console_intid() -> Option<u32> {
+    CONSOLE_INTID.get().copied()
+}
+
+/// Moves every byte waiting in the host UART to the console of the first VM that still
+/// runs, and raises that PL011's interrupt.
+fn console_input() {
+    let Some(s) = SCHED.get() else {
+        while super::console::read_byte().is_some() {}
+        return;
+    };
+    let target = s.vms.iter().find(|vm| !vm.ended.load(Ordering::Acquire));
+    while let Some(b) = super::console::read_byte() {
+        if let Some(vm) = target {
+            let mut input = vm.console_in.lock();
+            if input.len() < 4096 {
+                input.push_back(b);
+            }
+        }
+    }
+    if let Some(vm) = target {
+        if let Some(vg) = &vm.vgic {
+            let level = vm.feed_uart();
+            let mut g = vg.lock();
+            let _ = g.set_spi_level(crate::layout::UART_INTID, level);
+            super::vgic_glue::deliver_kicks(vm, &mut g, usize::MAX);
+        }
+    }
+}
+
 fn runnable(t: &Thread) -> bool {
     let v = &t.vm.vcpus[t.vcpu];
     if t.vm.ended.load(Ordering::Acquire) {
@@ -193,6 +233,7 @@ pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
                 break;
             }
             gic::PPI_VIRT_TIMER => {}
+            other if Some(other) == console_intid() => console_input(),
             other => crate::hv_warn!("unexpected host interrupt {other}"),
         }
         gic::deactivate(a);

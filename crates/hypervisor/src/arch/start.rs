@@ -316,6 +316,9 @@ fn main_with_mmu(
         specs,
     });
     sched::init(vms);
+    if let Some(intid) = info.uart_intid {
+        sched::enable_console_input(intid);
+    }
     sched::kick_all_cpus();
     sched::cpu_loop()
 }

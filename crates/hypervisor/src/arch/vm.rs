@@ -130,6 +130,8 @@ pub struct Vm {
     pub vgic: Option<Mutex<Vgic>>,
     /// The emulated PL011 (also on the MMIO bus), for its interrupt line and input.
     pub uart: Arc<Mutex<Pl011>>,
+    /// Host console input waiting for room in the PL011's receive FIFO.
+    pub console_in: Mutex<alloc::collections::VecDeque<u8>>,
     /// The virtio devices (also on the MMIO bus), for interrupts and host-side polling.
     pub virtio: Vec<VirtioSlot>,
 }
@@ -318,6 +320,7 @@ impl Vm {
             counter,
             vgic,
             uart,
+            console_in: Mutex::new(alloc::collections::VecDeque::new()),
             virtio,
         };
         vm.load_images(spec)?;
@@ -380,6 +383,22 @@ impl Vm {
     /// Is `ipa` inside the VM's RAM?
     pub fn ram_contains(&self, ipa: u64) -> bool {
         ipa >= self.ram_ipa && ipa - self.ram_ipa < self.ram_size
+    }
+
+    /// Moves waiting console input into the PL011 while its FIFO has room; returns the
+    /// PL011's interrupt level afterwards.
+    pub fn feed_uart(&self) -> bool {
+        let mut input = self.console_in.lock();
+        let mut uart = self.uart.lock();
+        while uart.can_receive() {
+            match input.pop_front() {
+                Some(b) => {
+                    uart.push_rx(b);
+                }
+                None => break,
+            }
+        }
+        uart.irq_level()
     }
 
     /// Copies every virtio device's interrupt output into the vGIC (after an access or a

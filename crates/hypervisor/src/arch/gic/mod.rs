@@ -146,6 +146,16 @@ pub fn kick(mpidr: u64, cpu_if: u8) {
     }
 }
 
+/// Enables SPI `intid` (a host device's interrupt) routed to the calling CPU.
+pub fn enable_spi_here(intid: u32) {
+    let me = crate::arch::percpu::current();
+    match GIC.get() {
+        Some(Gic::V2(g)) => g.enable_spi(intid, me.gic.cpu_if),
+        Some(Gic::V3(g)) => g.enable_spi(intid, me.mpidr),
+        None => {}
+    }
+}
+
 /// The GIC version in use (2 or 3), 0 before [`init`].
 pub fn version() -> u8 {
     match GIC.get() {

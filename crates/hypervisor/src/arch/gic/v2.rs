@@ -113,6 +113,17 @@ impl GicV2 {
         }
     }
 
+    /// Enables SPI `intid`, level-sensitive, targeted at CPU interface `cpu_if`.
+    pub fn enable_spi(&self, intid: u32, cpu_if: u8) {
+        let d = self.d();
+        let (n, shift) = ((intid / 4) as usize, (intid % 4) * 8);
+        let p = &d.ipriorityr[n];
+        p.set((p.get() & !(0xff << shift)) | (0x80 << shift));
+        let t = &d.itargetsr[n];
+        t.set((t.get() & !(0xff << shift)) | ((1u32 << cpu_if) << shift));
+        d.isenabler[(intid / 32) as usize].set(1 << (intid % 32));
+    }
+
     /// Reads `GICC_IAR`.
     pub fn ack(&self) -> u32 {
         self.c().iar.get()

@@ -10,7 +10,14 @@ register_structs! {
     /// GICv3 distributor registers used by the hypervisor.
     GicdRegs {
         (0x0000 => ctlr: ReadWrite<u32>),
-        (0x0004 => @END),
+        (0x0004 => _r0),
+        (0x0080 => igroupr: [ReadWrite<u32>; 32]),
+        (0x0100 => isenabler: [ReadWrite<u32>; 32]),
+        (0x0180 => _r1),
+        (0x0400 => ipriorityr: [ReadWrite<u32>; 255]),
+        (0x07fc => _r2),
+        (0x6000 => irouter: [ReadWrite<u64>; 988]),
+        (0x7ee0 => @END),
     }
 }
 
@@ -94,6 +101,21 @@ impl GicV3 {
         while d.ctlr.get() & GICD_CTLR_RWP != 0 {
             core::hint::spin_loop();
         }
+    }
+
+    /// Enables SPI `intid` as a group-1 interrupt routed to the CPU with `mpidr`.
+    pub fn enable_spi(&self, intid: u32, mpidr: u64) {
+        // SAFETY: `gicd` is the distributor from the device tree, mapped as device memory.
+        let d = unsafe { &*self.gicd };
+        let (n, shift) = ((intid / 4) as usize, (intid % 4) * 8);
+        let p = &d.ipriorityr[n];
+        p.set((p.get() & !(0xff << shift)) | (0x80 << shift));
+        let g = &d.igroupr[(intid / 32) as usize];
+        g.set(g.get() | 1 << (intid % 32));
+        if let Some(r) = d.irouter.get(intid as usize - 32) {
+            r.set((mpidr & 0xff_00ff_ffff) & !(1 << 31));
+        }
+        d.isenabler[(intid / 32) as usize].set(1 << (intid % 32));
     }
 
     /// Finds this CPU's redistributor frame by affinity.
