@@ -25,7 +25,7 @@ const GUEST: &str = "bench";
 /// vCPUs of the bench VM, and physical CPUs of the machine.
 const CPUS: u32 = 2;
 /// Kill a run after this long (a run takes well under a second).
-const TIMEOUT: Duration = Duration::from_secs(60);
+const TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Arguments that make a QEMU run deterministic: instruction counting with no sleeping, one
 /// TCG thread for all CPUs (round robin), a fixed DTB (no random seeds), RTC and RNG seed.
@@ -158,7 +158,7 @@ pub fn parse(output: &str) -> Results {
 }
 
 /// Appends `,dtb-randomness=off` to the `-M` value.
-fn fixed_dtb(mut args: Vec<OsString>) -> Vec<OsString> {
+pub fn fixed_dtb(mut args: Vec<OsString>) -> Vec<OsString> {
     if let Some(i) = args.iter().position(|a| a == "-M") {
         if let Some(m) = args.get_mut(i + 1) {
             m.push(",dtb-randomness=off");
@@ -212,8 +212,14 @@ fn cell_args(cell: Cell, guest_bin: &Path, hypervisor: &Path, package: &Path) ->
     args
 }
 
-/// Runs QEMU with stdout and stderr into `log`, under [`TIMEOUT`]; returns the log text.
-fn run_logged(qemu_path: &Path, args: &[OsString], log: &Path) -> Result<String> {
+/// Runs QEMU with stdout and stderr into `log`, under [`TIMEOUT`]; returns the log text. With
+/// `need_success`, a non-zero exit status is an error.
+pub fn run_logged(
+    qemu_path: &Path,
+    args: &[OsString],
+    log: &Path,
+    need_success: bool,
+) -> Result<String> {
     let file = fs::File::create(log).io(|| format!("creating {}", log.display()))?;
     let err = file.try_clone().io(|| "duplicating a file".into())?;
     let mut child = Command::new(qemu_path)
@@ -237,13 +243,15 @@ fn run_logged(qemu_path: &Path, args: &[OsString], log: &Path) -> Result<String>
             TIMEOUT.as_secs(),
             log.display()
         )),
-        Some(s) if !s.success() => Err(fail!("QEMU exited with {s} (log: {})", log.display())),
+        Some(s) if need_success && !s.success() => {
+            Err(fail!("QEMU exited with {s} (log: {})", log.display()))
+        }
         Some(_) => Ok(text),
     }
 }
 
 /// `cargo xtask bench`. Returns the exit status (1 if a run failed).
-pub fn run(ws: &Workspace, filter: Option<&str>) -> Result<i32> {
+pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
     let qemu_path = qemu::ensure_qemu()?;
     let plan = VmPlan {
         name: GUEST.into(),
@@ -277,7 +285,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>) -> Result<i32> {
         let args = cell_args(cell, &guest_bin, &hv_bin, &package);
         let log = out_dir.join(format!("{}.log", cell.name().replace([' ', '/'], "-")));
         eprintln!("xtask: bench {}", cell.name());
-        let r = run_logged(&qemu_path, &args, &log).map(|text| parse(&text));
+        let r = run_logged(&qemu_path, &args, &log, true).map(|text| parse(&text));
         match r {
             Ok(r) if r.done => results.push((cell, r)),
             Ok(_) => {
@@ -295,8 +303,15 @@ pub fn run(ws: &Workspace, filter: Option<&str>) -> Result<i32> {
         }
     }
     println!("{}", table(&results));
+    let mut json_text = to_json(&results);
+    if linux {
+        let boots = crate::bench_linux::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;
+        failed += boots.iter().filter(|(_, t)| t.is_none()).count();
+        println!("{}", crate::bench_linux::table(&boots));
+        json_text = crate::bench_linux::add_to_json(&json_text, &boots);
+    }
     let json = out_dir.join("results.json");
-    fs::write(&json, to_json(&results)).io(|| format!("writing {}", json.display()))?;
+    fs::write(&json, json_text).io(|| format!("writing {}", json.display()))?;
     println!("written: {}", json.display());
     Ok(if failed == 0 { 0 } else { 1 })
 }

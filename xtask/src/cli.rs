@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// Only run configurations whose name contains STR (e.g. `gic3`, `max/vhe`, `native`).
     #[arg(long, value_name = "STR")]
     pub filter: Option<String>,
+    /// Also boot the Linux guest (2 vCPUs, GICv3) natively and under the hypervisor and
+    /// compare the virtual time to `Run /init` (fetches the kernel on first use).
+    #[arg(long)]
+    pub linux: bool,
 }
 
 /// What goes into the VM package: one VM from options, or a configuration file.

@@ -2,6 +2,7 @@
 //! host tests and QEMU scenario matrix. Run `cargo xtask --help` for the commands.
 
 mod bench;
+mod bench_linux;
 mod build;
 mod cli;
 mod config;
@@ -47,7 +48,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
         Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
-        Command::Bench(args) => bench::run(&ws, args.filter.as_deref()),
+        Command::Bench(args) => bench::run(&ws, args.filter.as_deref(), args.linux),
     }
 }
 
