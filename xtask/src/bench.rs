@@ -53,6 +53,7 @@ const OPS: &[(&str, bool)] = &[
     ("ack-eoi", true),
     ("timer-latency", true),
     ("ipi-roundtrip", true),
+    ("vm-switch-pair", false),
 ];
 
 /// One machine configuration: a CPU, a GIC, and a backend (`None` = native, no hypervisor).
@@ -125,6 +126,13 @@ pub fn parse(output: &str) -> Results {
     let mut r = Results::default();
     for line in output.lines() {
         let line = line.trim_end_matches('\r');
+        // With several VMs the hypervisor prefixes guest lines with `[name] `.
+        let line = match line.strip_prefix('[') {
+            Some(rest) if !line.starts_with("[hv] ") => {
+                rest.split_once("] ").map_or(line, |(_, l)| l)
+            }
+            _ => line,
+        };
         if let Some(rest) = line.strip_prefix("bench: ") {
             if rest == "done" {
                 r.done = true;
@@ -168,13 +176,19 @@ pub fn fixed_dtb(mut args: Vec<OsString>) -> Vec<OsString> {
 }
 
 /// QEMU arguments of `cell` (`hypervisor` and `package` are used only under the hypervisor).
-fn cell_args(cell: Cell, guest_bin: &Path, hypervisor: &Path, package: &Path) -> Vec<OsString> {
+fn cell_args(
+    cell: Cell,
+    smp: u32,
+    guest_bin: &Path,
+    hypervisor: &Path,
+    package: &Path,
+) -> Vec<OsString> {
     let mut args = match cell.backend {
         Some(backend) => QemuConfig {
             cpu: cell.cpu,
             gic: cell.gic,
-            smp: CPUS,
-            host_mem: DEFAULT_MEM + HOST_MEM_OVERHEAD,
+            smp,
+            host_mem: 2 * DEFAULT_MEM + HOST_MEM_OVERHEAD,
             backend,
             gdb: false,
             kernel: hypervisor.to_path_buf(),
@@ -271,6 +285,22 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
     fs::create_dir_all(&out_dir).io(|| format!("creating {}", out_dir.display()))?;
     let package = out_dir.join("package.bin");
     build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;
+    // VM-to-VM switch: two 1-vCPU VMs on one physical CPU yielding to each other.
+    let switch_vm = |name: &str| VmPlan {
+        name: name.into(),
+        guest: Guest::Crate(GUEST.into()),
+        kernel: None,
+        initrd: None,
+        mem: DEFAULT_MEM,
+        vcpus: 1,
+        cmdline: "vmswitch".into(),
+        ends_all: false,
+    };
+    let switch_package = out_dir.join("vmswitch.bin");
+    build::write_package(
+        &switch_package,
+        &build::vm_configs(ws, &[switch_vm("b1"), switch_vm("b2")])?,
+    )?;
     let guest_bin = out_dir.join("bench.bin");
     fs::copy(ws.guest_bin(GUEST), &guest_bin).io(|| "copying the bench image".into())?;
     let hv_bin = out_dir.join("hypervisor.bin");
@@ -282,10 +312,28 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         if filter.is_some_and(|f| !cell.name().contains(f)) {
             continue;
         }
-        let args = cell_args(cell, &guest_bin, &hv_bin, &package);
+        let args = cell_args(cell, CPUS, &guest_bin, &hv_bin, &package);
         let log = out_dir.join(format!("{}.log", cell.name().replace([' ', '/'], "-")));
         eprintln!("xtask: bench {}", cell.name());
         let r = run_logged(&qemu_path, &args, &log, true).map(|text| parse(&text));
+        // The VM-switch row: same cell, two VMs on one CPU.
+        let r = match (r, cell.backend) {
+            (Ok(mut r), Some(_)) if r.done => {
+                let args = cell_args(cell, 1, &guest_bin, &hv_bin, &switch_package);
+                let log = out_dir.join(format!(
+                    "{}-vmswitch.log",
+                    cell.name().replace([' ', '/'], "-")
+                ));
+                if let Ok(text) = run_logged(&qemu_path, &args, &log, true) {
+                    let sw = parse(&text);
+                    if let Some(v) = sw.get("vm-switch-pair") {
+                        r.ops.push(("vm-switch-pair".into(), v));
+                    }
+                }
+                Ok(r)
+            }
+            (r, _) => r,
+        };
         match r {
             Ok(r) if r.done => results.push((cell, r)),
             Ok(_) => {

@@ -36,6 +36,9 @@ pub(crate) use say;
 
 guest_rt::entry!(main);
 
+/// The hypervisor's vendor-specific yield call (SMCCC owner 6, function 1).
+const HV_YIELD: u64 = 0x8600_0001;
+
 fn main(dtb: usize) -> ! {
     mmu::enable();
     let plat = match Platform::from_dtb(dtb) {
@@ -64,6 +67,19 @@ fn main(dtb: usize) -> ! {
         }
     );
 
+    if plat.bootargs.split_whitespace().any(|w| w == "vmswitch") {
+        // Two VMs on one physical CPU, both in this loop: each HV_YIELD hands the CPU to the
+        // other VM, which yields straight back, so one iteration is two VM-to-VM switches.
+        measure::run("vm-switch-pair", N_TRAP, freq, || {
+            // SAFETY: HV_YIELD (vendor hypervisor service 1) has no side effects on guest
+            // memory; clobbers as for any SMCCC call.
+            unsafe {
+                asm!("hvc #0", inout("x0") HV_YIELD => _, clobber_abi("C"), options(nostack))
+            };
+        });
+        say!("done");
+        psci::system_off()
+    }
     measure::run("hvc", N_TRAP, freq, || {
         // SAFETY: SMCCC_VERSION is a query with no side effects; the SMCCC clobbers are
         // declared by the C ABI clobber set (x0..x17).

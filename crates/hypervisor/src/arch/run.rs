@@ -419,7 +419,15 @@ fn handle_sync(
     }
 }
 
+/// Vendor-specific hypervisor service (SMCCC owner 6), function 1: give up the physical CPU
+/// to the next runnable vCPU (used to measure VM-to-VM switches; returns 0 in x0).
+pub const HV_YIELD: u32 = 0x8600_0001;
+
 fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext) -> Next {
+    if ctx.regs.x[0] as u32 == HV_YIELD {
+        ctx.regs.x[0] = 0;
+        return Next::Yield;
+    }
     let x = &ctx.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);
     let mut host = VmPsci { vm, me };
