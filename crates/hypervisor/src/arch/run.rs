@@ -679,11 +679,8 @@ fn emulate_undecoded(
     };
     let mem = VmRam(vm);
     let pc = ctx.regs.pc;
-    let t = s1walk::translate(&s1, pc, &mem)
-        .map_err(|_| MmioFail::Refused("cannot translate the guest PC"))?;
-    let word = s1walk::GuestPhysRead::read_u64(&mem, t.ipa & !7)
-        .ok_or(MmioFail::Refused("guest PC is not in RAM"))?;
-    let insn = (word >> ((t.ipa & 4) * 8)) as u32;
+    let insn = s1walk::fetch_instruction(&s1, pc, &mem)
+        .map_err(|_| MmioFail::Refused("cannot fetch the instruction at the guest PC"))?;
     let decoded = mmio_decode::decode(insn)
         .map_err(|_| MmioFail::Refused("instruction is not an emulatable load/store"))?;
     let el = (ctx.regs.pstate >> 2) & 3;
@@ -697,15 +694,7 @@ fn emulate_undecoded(
         .resolve(&view, da.ipa, (!da.fnv).then_some(da.far))
         .map_err(|_| MmioFail::Refused("the access crosses a page or does not match FAR_EL2"))?;
     for e in resolved.elements() {
-        let acc = MmioAccess {
-            ipa: e.ipa,
-            size: e.size,
-            is_write: e.is_write,
-            rt: e.rt,
-            sign_extend: e.sign_extend,
-            sf: e.sf,
-            acquire_release: e.acquire_release,
-        };
+        let acc = e.to_mmio();
         let value = ctx.regs.read(acc.rt);
         if let Some(v) = do_mmio(vm, me, &acc, value)? {
             ctx.regs.write(acc.rt, v);
