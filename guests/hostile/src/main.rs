@@ -10,13 +10,12 @@
 #![no_main]
 
 mod memory;
-mod report;
 mod smc;
 mod smccc_calls;
 mod sysreg;
 
 use guest_rt::psci;
-use report::Report;
+use guest_rt::report::Report;
 
 /// Prints one line prefixed with `hostile: `.
 macro_rules! say {
@@ -28,7 +27,7 @@ guest_rt::entry!(main);
 
 fn main(_dtb: usize) -> ! {
     say!("start: probing unbacked memory, unknown system registers, bad SMCCC/PSCI calls");
-    let mut report = Report::default();
+    let mut report = Report::new("hostile");
     memory::run(&mut report);
     sysreg::run(&mut report);
     smccc_calls::run(&mut report);

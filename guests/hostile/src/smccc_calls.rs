@@ -1,10 +1,10 @@
 //! SMCCC calls over HVC that must be refused: unknown function identifiers (NOT_SUPPORTED,
 //! -1 in all of x0) and PSCI calls with bad arguments (INVALID_PARAMETERS, -2).
 
-use crate::report::Report;
 use aarch64_cpu::registers::{Readable, MPIDR_EL1};
 use guest_rt::fault;
 use guest_rt::psci::{self, return_name};
+use guest_rt::report::Report;
 use guest_rt::smccc::{self, Conduit};
 
 /// Unknown function identifiers and why they are unknown.

@@ -2,9 +2,9 @@
 //! synchronous exception at EL1 with `ESR_EL1` = EC 0x00 (Unknown reason), IL = 1, ISS = 0,
 //! and `ELR_EL1` = the instruction.
 
-use crate::report::Report;
 use core::arch::asm;
 use guest_rt::fault::{self, Fault};
+use guest_rt::report::Report;
 
 /// `ESR_EL1` of an UNDEFINED A64 instruction: EC = 0x00, IL = 1 (32-bit), ISS = 0.
 const ESR_UNDEFINED_A64: u64 = 1 << 25;

@@ -24,10 +24,9 @@ mod exec;
 mod mmu;
 mod pl011;
 mod probe;
-mod report;
 
 use guest_rt::psci;
-use report::Report;
+use guest_rt::report::Report;
 
 /// Prints one line prefixed with `memtest: `.
 macro_rules! say {
@@ -39,7 +38,7 @@ guest_rt::entry!(main);
 
 fn main(dtb: usize) -> ! {
     say!("start: aborts outside RAM, ldp/stp and writeback on the PL011, MMU alias");
-    let mut report = Report::default();
+    let mut report = Report::new("memtest");
     probe::run(&mut report, dtb);
     pl011::run(&mut report);
     mmu::run(&mut report);

@@ -11,13 +11,13 @@
 
 use crate::exec::{exec, Regs};
 use crate::pl011::{expect, expect_abort, id_pairs, ID, UART};
-use crate::report::Report;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
     ReadWriteable, Readable, Writeable, MAIR_EL1, SCTLR_EL1, TCR_EL1, TTBR0_EL1,
 };
 use core::arch::asm;
 use core::cell::UnsafeCell;
+use guest_rt::report::Report;
 
 /// VA of the PL011 alias.
 pub const ALIAS: u64 = 0x1_0000_0000;

@@ -6,7 +6,7 @@
 //! used for stores and sign-extending loads; their values are restored afterwards.
 
 use crate::exec::{exec, Regs, ShowFault};
-use crate::report::Report;
+use guest_rt::report::Report;
 
 /// PL011 base address on QEMU `virt`.
 pub const UART: u64 = 0x0900_0000;
