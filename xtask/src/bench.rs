@@ -207,6 +207,8 @@ fn cell_args(
                 "-m".into(),
                 format!("{}M", DEFAULT_MEM >> 20),
                 "-nographic".into(),
+                "-nic".into(),
+                "none".into(),
                 // The same virtio device QEMU gets under the hypervisor.
                 "-global".into(),
                 "virtio-mmio.force-legacy=false".into(),

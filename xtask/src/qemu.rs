@@ -62,6 +62,10 @@ impl QemuConfig {
             "-m".into(),
             format!("{mib}M"),
             "-nographic".into(),
+            // No default NIC: QEMU's would be a virtio-net-pci with an option ROM
+            // (efi-virtio.rom from ipxe-qemu) that nothing here uses.
+            "-nic".into(),
+            "none".into(),
             "-semihosting".into(),
         ]
         .into_iter()
@@ -445,6 +449,9 @@ pub fn native_linux_args(
         "-m".into(),
         format!("{}M", mem.div_ceil(1 << 20)),
         "-nographic".into(),
+        // No default NIC (see `QemuConfig::args`).
+        "-nic".into(),
+        "none".into(),
     ]
     .into_iter()
     .map(OsString::from)
@@ -576,7 +583,7 @@ mod tests {
         assert_eq!(
             args(&cfg()),
             "-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on -smp 2 -m 384M \
-             -nographic -semihosting -global virtio-mmio.force-legacy=false \
+             -nographic -nic none -semihosting -global virtio-mmio.force-legacy=false \
              -device virtio-rng-device -kernel target/images/hypervisor.bin \
              -initrd target/images/package.bin -append backend=nvhe exit=semihosting"
         );
@@ -610,7 +617,7 @@ mod tests {
         assert_eq!(
             show_args(Path::new("qemu"), &a),
             "qemu -M virt,gic-version=2 -cpu cortex-a57 -smp 2 -m 512M -nographic \
-             -kernel target/linux/Image -initrd target/linux/initramfs.cpio.gz \
+             -nic none -kernel target/linux/Image -initrd target/linux/initramfs.cpio.gz \
              -append \"console=ttyAMA0 test=1\""
         );
     }

@@ -177,6 +177,9 @@ fn systest_interpreter_and_qemu_system_arm() {
             "-cpu",
             "cortex-a15",
             "-nographic",
+            // No default NIC: it would need an option ROM (ipxe-qemu) for nothing.
+            "-nic",
+            "none",
             "-monitor",
             "none",
             "-serial",
