@@ -17,7 +17,7 @@ pub fn run(t: Timer) {
     let expected = RUN_US * HZ / 1_000_000;
     let start = t.count();
     let end = start + expected * period;
-    state::arm(t, Mode::Periodic, start + period, period, end);
+    state::arm(t, Mode::Periodic, Some(start + period), period, end);
     // Sleep in WFI until the counter reaches the end; each tick wakes us.
     irq::disable();
     while t.count() < end {

@@ -69,8 +69,14 @@ pub fn install(ppis: &TimerPpis) {
 }
 
 /// Resets the counters and arms `t` at `first` (counter value) in `mode`; periodic mode
-/// re-arms every `period` ticks up to and including `end`.
-pub fn arm(t: Timer, mode: Mode, first: u64, period: u64, end: u64) {
+/// re-arms every `period` ticks up to and including `end`. With `first = None` the timer
+/// stays disabled and the caller arms it (e.g. through `TVAL`).
+///
+/// Never "arm far away" with a compare value near `u64::MAX`: QEMU 7.2 computes the next
+/// expiry of the virtual timer as `CVAL + CNTVOFF_EL2` without overflow checks, so a
+/// wrapped sum lies in the past and its main loop re-fires that timer forever (the whole
+/// emulator hangs; real hardware is unaffected).
+pub fn arm(t: Timer, mode: Mode, first: Option<u64>, period: u64, end: u64) {
     irq::disable();
     t.disable();
     MODE.store(mode as u64, Ordering::Relaxed);
@@ -80,7 +86,9 @@ pub fn arm(t: Timer, mode: Mode, first: u64, period: u64, end: u64) {
     MAX_LATE.store(0, Ordering::Relaxed);
     LAST_AT.store(0, Ordering::Relaxed);
     gic::enable(ppi(t));
-    t.arm_at(first);
+    if let Some(first) = first {
+        t.arm_at(first);
+    }
 }
 
 /// Stops `t` and its interrupt.

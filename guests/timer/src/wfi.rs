@@ -15,9 +15,10 @@ const SLACK_US: u64 = 2_000;
 /// Runs the WFI check on timer `t`.
 pub fn run(t: Timer) {
     let delay = state::us(DELAY_US);
-    state::arm(t, Mode::OneShot, u64::MAX, 0, 0);
+    state::arm(t, Mode::OneShot, None, 0, 0);
     let armed = t.count();
     t.set_tval(delay as i32);
+    t.set_ctl(timer::CTL_ENABLE);
     let mut wakeups = 0u64;
     // Masked WFI: an interrupt arriving between the check and WFI still ends WFI.
     irq::disable();
