@@ -43,9 +43,11 @@ impl VmCounter {
         now.wrapping_sub(self.cntvoff)
     }
 
-    /// The physical counter value at which the virtual counter reaches `vcount`.
-    pub fn physical_at(&self, vcount: u64) -> u64 {
-        vcount.wrapping_add(self.cntvoff)
+    /// The physical counter value at which the virtual counter reaches `vcount`, or `None`
+    /// when that lies beyond the 64-bit physical counter (a guest compare value near
+    /// `u64::MAX`: that timer never fires, and a wrapped sum would wake the vCPU at once).
+    pub fn physical_at(&self, vcount: u64) -> Option<u64> {
+        vcount.checked_add(self.cntvoff)
     }
 }
 
@@ -53,7 +55,7 @@ impl VmCounter {
 /// or `None` if neither timer can fire. `vtimer` holds the saved `CNTV_CTL_EL0`/`CVAL`
 /// (compared against the virtual counter), `ptimer` the emulated physical timer.
 pub fn wake_deadline(vtimer: &TimerState, counter: &VmCounter, ptimer: &PhysTimer) -> Option<u64> {
-    let v = vtimer.deadline().map(|cval| counter.physical_at(cval));
+    let v = vtimer.deadline().and_then(|cval| counter.physical_at(cval));
     let p = ptimer.state().deadline();
     match (v, p) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -70,7 +72,10 @@ mod tests {
         let c = VmCounter::starting_at(1_000_000);
         assert_eq!(c.virtual_now(1_000_000), 0);
         assert_eq!(c.virtual_now(1_000_500), 500);
-        assert_eq!(c.physical_at(500), 1_000_500);
+        assert_eq!(c.physical_at(500), Some(1_000_500));
+        // A compare value the virtual counter only reaches past the physical counter's
+        // range never fires.
+        assert_eq!(c.physical_at(u64::MAX), None);
         // Two VMs created at different times have independent virtual counters.
         let d = VmCounter::starting_at(2_000_000);
         assert_eq!(c.virtual_now(2_000_000), 1_000_000);
@@ -94,5 +99,10 @@ mod tests {
         assert_eq!(wake_deadline(&v, &c, &p), Some(120));
         v.ctl = CTL_ENABLE;
         assert_eq!(wake_deadline(&v, &c, &p), Some(120));
+        // "Armed at infinity" leaves only the physical timer's deadline.
+        v.cval = u64::MAX;
+        assert_eq!(wake_deadline(&v, &c, &p), Some(120));
+        let idle = PhysTimer::default();
+        assert_eq!(wake_deadline(&v, &c, &idle), None);
     }
 }
