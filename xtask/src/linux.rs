@@ -644,6 +644,10 @@ echo "linux-guest: kernel $(uname -r), nproc $(nproc)"
 echo "linux-guest: /proc/interrupts (head):"
 head -n 12 /proc/interrupts
 
+ipis() {{
+    awk '/^ *IPI[0-9]/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts
+}}
+
 timer_irqs() {{
     awk '/arch_timer/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts
 }}
@@ -661,9 +665,15 @@ if grep -qw 'test=1' /proc/cmdline; then
     echo "linux-guest: timer interrupts $t1 -> $t2"
     [ "$t2" -gt "$t1" ] || {{ echo "linux-guest: FAIL: timer interrupts do not rise"; fail=1; }}
     if [ "$(nproc)" -gt 1 ]; then
-        i1=$(awk '/^ *IPI[0-9]/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts)
-        echo "linux-guest: IPIs so far: $i1"
-        [ "$i1" -gt 0 ] || {{ echo "linux-guest: FAIL: no IPIs"; fail=1; }}
+        # Busy shells on every CPU make the kernel send rescheduling and call-function IPIs.
+        i1=$(ipis)
+        for k in $(seq 1 $(( $(nproc) * 2 ))); do
+            (n=0; while [ $n -lt 3000 ]; do n=$((n + 1)); done) &
+        done
+        wait
+        i2=$(ipis)
+        echo "linux-guest: IPIs $i1 -> $i2"
+        [ "$i1" -gt 0 ] && [ "$i2" -gt "$i1" ] || {{ echo "linux-guest: FAIL: IPIs do not rise"; fail=1; }}
     fi
     echo "linux-guest: virtio devices: $(ls /sys/bus/virtio/devices | wc -l)"
     # Warnings caused by the hypervisor would show in the kernel log.

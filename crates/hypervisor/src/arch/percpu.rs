@@ -13,8 +13,9 @@ pub struct PerCpu {
     pub index: usize,
     /// `MPIDR_EL1` affinity of this CPU.
     pub mpidr: u64,
-    /// What GIC setup found for this CPU (GICv2 interface number, GICv3 frame).
-    pub gic: super::gic::CpuGic,
+    /// What GIC setup found for this CPU (GICv2 interface number, GICv3 frame); set once
+    /// by the CPU itself in [`set_current`], read through [`PerCpu::gic`].
+    gic: spin::Once<super::gic::CpuGic>,
     /// The CPU has finished bring-up and runs its scheduler loop.
     pub online: AtomicBool,
     /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
@@ -37,7 +38,7 @@ pub fn init_all(mpidrs: &[u64]) {
                 &*Box::leak(Box::new(PerCpu {
                     index,
                     mpidr,
-                    gic: super::gic::CpuGic::default(),
+                    gic: spin::Once::new(),
                     online: AtomicBool::new(false),
                     slice_end: AtomicU64::new(0),
                     lrs: spin::Mutex::new(None),
@@ -55,12 +56,17 @@ pub fn all() -> &'static [&'static PerCpu] {
 /// Makes `TPIDR_EL2` point at CPU `index`'s data; records what its GIC setup found.
 pub fn set_current(index: usize, gic: super::gic::CpuGic) {
     if let Some(cpu) = all().get(index) {
-        let p = *cpu as *const PerCpu as *mut PerCpu;
-        // SAFETY: only this CPU writes its own `gic`, before it is online and before any
-        // other CPU reads it (kicks target online CPUs only).
-        unsafe { (*p).gic = gic };
-        write_sysreg!("tpidr_el2", p as u64);
+        cpu.gic.call_once(|| gic);
+        write_sysreg!("tpidr_el2", *cpu as *const PerCpu as u64);
         *cpu.lrs.lock() = super::vgic_glue::init_cpu();
+    }
+}
+
+impl PerCpu {
+    /// What GIC setup found for this CPU (default values before the CPU set it up; other
+    /// CPUs only look at online CPUs, which have).
+    pub fn gic(&self) -> super::gic::CpuGic {
+        self.gic.get().copied().unwrap_or_default()
     }
 }
 

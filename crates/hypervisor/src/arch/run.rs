@@ -151,6 +151,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     vcpu.blocked.store(false, Ordering::Release);
     vcpu.wake.store(false, Ordering::Release);
     vcpu.wake_at.store(0, Ordering::Release);
+    vcpu.wfit_at.store(0, Ordering::Release);
     let mut slice_end = shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
     program_timer(slice_end, ptimer);
     let mut stats = ExitStats::default();
@@ -252,7 +253,12 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
             ctl: ctx.el1.cntv_ctl_el0,
             cval: ctx.el1.cntv_cval_el0,
         };
-        let at = vtimer::wake_deadline(&vt, &vm.counter, ptimer).unwrap_or(0);
+        let timers = vtimer::wake_deadline(&vt, &vm.counter, ptimer);
+        let wfit = Some(vcpu.wfit_at.swap(0, Ordering::AcqRel)).filter(|&at| at != 0);
+        let at = match (timers, wfit) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(0),
+        };
         vcpu.wake_at.store(at, Ordering::Release);
     }
     vcpu.stats.lock().add(&stats);
@@ -388,10 +394,26 @@ fn handle_sync(
             unsafe { sw.fp_trap(ctx) };
             Next::Continue
         }
-        Exit::Wfi | Exit::Wfe | Exit::WfxTimeout { .. } => {
+        wait @ (Exit::Wfi | Exit::Wfe | Exit::WfxTimeout { .. }) => {
             stats.count(ExitReason::Wfx);
             inject::skip_instruction(ctx, info.esr);
             let v = &vm.vcpus[me];
+            // WFIT (FEAT_WFxT): Xt holds a CNTVCT_EL0 value that bounds the wait. A timeout
+            // already passed, or one the hardware did not report (ISS.RV = 0), ends the
+            // wait at once (a WFIT may always complete early).
+            let mut timeout_at = 0;
+            if let Exit::WfxTimeout { reg, .. } = wait {
+                let timeout = match reg {
+                    Some(r) if r < 31 => ctx.regs.x[usize::from(r)],
+                    Some(_) => 0, // XZR
+                    None => return Next::Continue,
+                };
+                match vm.counter.physical_at(timeout) {
+                    Some(at) if at <= timer::now() => return Next::Continue,
+                    Some(at) => timeout_at = at,
+                    None => {} // beyond the counter's range: an ordinary WFI
+                }
+            }
             if v.wake.swap(false, Ordering::AcqRel) {
                 return Next::Continue;
             }
@@ -402,6 +424,7 @@ fn handle_sync(
                     return Next::Continue;
                 }
             }
+            v.wfit_at.store(timeout_at, Ordering::Release);
             v.blocked.store(true, Ordering::Release);
             Next::Yield
         }

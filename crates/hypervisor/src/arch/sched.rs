@@ -93,7 +93,7 @@ pub fn kick_cpu(index: usize) {
     }
     if let Some(cpu) = percpu::all().get(index) {
         if cpu.online.load(Ordering::Acquire) {
-            gic::kick(cpu.mpidr, cpu.gic.cpu_if);
+            gic::kick(cpu.mpidr, cpu.gic().cpu_if);
         }
     }
 }

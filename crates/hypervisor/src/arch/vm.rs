@@ -69,6 +69,9 @@ pub struct Vcpu {
     /// Physical-counter time at which a vCPU blocked in WFI must wake for its timers
     /// (0 = no timer armed).
     pub wake_at: AtomicU64,
+    /// Physical-counter time at which a `WFIT` the vCPU waits in times out (0 = none);
+    /// consumed when the vCPU is put.
+    pub wfit_at: AtomicU64,
     /// The vCPU's MPIDR affinity (what `VMPIDR_EL2` reports, without bit 31).
     pub mpidr: u64,
     /// PSCI power state ([`Power`] as u8).
@@ -292,6 +295,7 @@ impl Vm {
                         vtimer_active: false,
                     }),
                     wake_at: AtomicU64::new(0),
+                    wfit_at: AtomicU64::new(0),
                     mpidr,
                     power: AtomicU8::new(if i == 0 { Power::On } else { Power::Off } as u8),
                     boot: Mutex::new((0, 0)),

@@ -90,7 +90,7 @@ pub fn private_active(intid: u32) -> bool {
     match GIC.get() {
         Some(Gic::V2(g)) => g.private_active(intid),
         Some(Gic::V3(_)) => {
-            v3::GicV3::private_active(crate::arch::percpu::current().gic.redist_frame, intid)
+            v3::GicV3::private_active(crate::arch::percpu::current().gic().redist_frame, intid)
         }
         None => false,
     }
@@ -102,7 +102,7 @@ pub fn set_private_active(intid: u32, active: bool) {
     match GIC.get() {
         Some(Gic::V2(g)) => g.set_private_active(intid, active),
         Some(Gic::V3(_)) => v3::GicV3::set_private_active(
-            crate::arch::percpu::current().gic.redist_frame,
+            crate::arch::percpu::current().gic().redist_frame,
             intid,
             active,
         ),
@@ -150,7 +150,7 @@ pub fn kick(mpidr: u64, cpu_if: u8) {
 pub fn enable_spi_here(intid: u32) {
     let me = crate::arch::percpu::current();
     match GIC.get() {
-        Some(Gic::V2(g)) => g.enable_spi(intid, me.gic.cpu_if),
+        Some(Gic::V2(g)) => g.enable_spi(intid, me.gic().cpu_if),
         Some(Gic::V3(g)) => g.enable_spi(intid, me.mpidr),
         None => {}
     }
