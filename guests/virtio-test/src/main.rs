@@ -7,8 +7,8 @@
 //!   sector 1, flushes;
 //! - console: prints a line through virtio-console;
 //! - entropy: reads 32 bytes and checks they are not all equal;
-//! - net: sends a broadcast frame; with `net=echo` in the bootargs waits for it to come back
-//!   from an echo peer.
+//! - net: sends a broadcast frame; with `net=echo` in the bootargs sends it until it comes
+//!   back from an echo peer, which is another VM running this guest with `net=echo-server`.
 //!
 //! Lines: `virtio-test: <device>: ok (...)`, `virtio-test: <device>: skipped (...)` or
 //! `virtio-test: <device>: FAIL ...`, then `virtio-test: PASS` (PSCI SYSTEM_OFF) or
@@ -57,7 +57,14 @@ fn main(dtb: usize) -> ! {
         psci::system_reset();
     };
     say!("bootargs: \"{}\"", bootargs);
-    let echo = bootargs.split_whitespace().any(|w| w == "net=echo");
+    let words = || bootargs.split_whitespace();
+    let net_role = if words().any(|w| w == "net=echo-server") {
+        net::Role::Server
+    } else if words().any(|w| w == "net=echo") {
+        net::Role::Client
+    } else {
+        net::Role::Send
+    };
 
     let mut transports: [Option<MmioTransport<'static>>; 4] = [None, None, None, None];
     let mut found = 0;
@@ -111,7 +118,7 @@ fn main(dtb: usize) -> ! {
     count(run("block", blk_t, blk::check));
     count(run("console", console_t, console::check));
     count(run("rng", rng_t, rng::check));
-    count(run("net", net_t, |t| net::check(t, echo)));
+    count(run("net", net_t, |t| net::check(t, net_role)));
     say!("dma pages used: {}", hal::dma_pages_used());
 
     if failed == 0 {

@@ -1,4 +1,5 @@
-//! Net: a broadcast frame out; with an echo peer, the frame back.
+//! Net: a broadcast frame out; with an echo peer (another VM running this guest with
+//! `net=echo-server`), the frame back.
 
 use core::arch::asm;
 
@@ -12,8 +13,8 @@ use crate::{say, Outcome};
 const ETHERTYPE: [u8; 2] = [0x88, 0xb5];
 const PAYLOAD: &[u8] = b"virtio-test ping";
 const QUEUE: usize = 16;
-/// How long to wait for an echo.
-const ECHO_TIMEOUT_MS: u64 = 2000;
+/// How long the echo client waits for an echo (both VMs boot at the same time).
+const ECHO_TIMEOUT_MS: u64 = 5000;
 /// How long to wait for the device to take a transmitted frame.
 const TX_TIMEOUT_MS: u64 = 2000;
 
@@ -34,9 +35,74 @@ fn deadline(ms: u64) -> u64 {
     now + frq / 1000 * ms
 }
 
-/// Runs the network check; `echo` says a peer echoes frames back.
-pub fn check(t: MmioTransport<'static>, echo: bool) -> Outcome {
-    let mut net = match VirtIONetRaw::<GuestHal, _, QUEUE>::new(t) {
+/// What the network check does besides sending a broadcast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Send one broadcast frame; expect nothing back.
+    Send,
+    /// `net=echo`: send the test frame (again every [`RESEND_MS`]) until a peer echoes it.
+    Client,
+    /// `net=echo-server`: wait for a test frame and send it back to its sender.
+    Server,
+}
+
+/// How often the echo client sends its frame again while no echo came back (the peer VM
+/// may not have posted its receive buffer yet: the switch drops frames nobody can take).
+const RESEND_MS: u64 = 100;
+/// How long the echo server waits for a frame.
+const SERVE_TIMEOUT_MS: u64 = 10_000;
+
+type Net = VirtIONetRaw<GuestHal, MmioTransport<'static>, QUEUE>;
+
+/// Sends the Ethernet frame `frame` (at most 64 bytes) behind a virtio-net header and waits
+/// until the device has taken it.
+fn send(net: &mut Net, frame: &[u8]) -> Result<(), ()> {
+    let mut buf = [0u8; 128];
+    let hdr = match net.fill_buffer_header(&mut buf) {
+        Ok(n) => n,
+        Err(e) => {
+            say!("net: FAIL fill_buffer_header: {:?}", e);
+            return Err(());
+        }
+    };
+    buf[hdr..hdr + frame.len()].copy_from_slice(frame);
+    let packet = &buf[..hdr + frame.len()];
+    // SAFETY: `packet` is not touched until `transmit_complete` below.
+    let tx = match unsafe { net.transmit_begin(packet) } {
+        Ok(t) => t,
+        Err(e) => {
+            say!("net: FAIL transmit_begin: {:?}", e);
+            return Err(());
+        }
+    };
+    let tx_until = deadline(TX_TIMEOUT_MS);
+    while net.poll_transmit() != Some(tx) {
+        if counter().0 > tx_until {
+            say!(
+                "net: FAIL transmit not completed within {} ms",
+                TX_TIMEOUT_MS
+            );
+            return Err(());
+        }
+    }
+    // SAFETY: `tx` and `packet` are the pair passed to `transmit_begin`.
+    if let Err(e) = unsafe { net.transmit_complete(tx, packet) } {
+        say!("net: FAIL transmit: {:?}", e);
+        return Err(());
+    }
+    Ok(())
+}
+
+/// Whether `frame` is one of this test's frames.
+fn is_test_frame(frame: &[u8]) -> bool {
+    frame.len() >= 14 + PAYLOAD.len()
+        && frame[12..14] == ETHERTYPE
+        && &frame[14..14 + PAYLOAD.len()] == PAYLOAD
+}
+
+/// Runs the network check in `role`.
+pub fn check(t: MmioTransport<'static>, role: Role) -> Outcome {
+    let mut net: Net = match VirtIONetRaw::new(t) {
         Ok(n) => n,
         Err(e) => {
             say!("net: FAIL init: {:?}", e);
@@ -50,88 +116,108 @@ pub fn check(t: MmioTransport<'static>, echo: bool) -> Outcome {
     frame[12..14].copy_from_slice(&ETHERTYPE);
     frame[14..14 + PAYLOAD.len()].copy_from_slice(PAYLOAD);
 
-    let mut rx = [0u8; 2048];
-    // Post the receive buffer before sending, so an immediate echo finds it.
-    // SAFETY: `rx` is not touched until the request completes (`receive_complete`) or the
-    // device is dropped at the end of this function.
-    let token = if echo {
-        match unsafe { net.receive_begin(&mut rx) } {
-            Ok(t) => Some(t),
-            Err(e) => {
-                say!("net: FAIL receive_begin: {:?}", e);
-                return Outcome::Fail;
-            }
-        }
-    } else {
-        None
-    };
-    // Transmit without blocking forever: a peer that never completes is a failure.
-    // SAFETY: `frame` is not touched until `transmit_complete` below.
-    let tx = match unsafe { net.transmit_begin(&frame) } {
-        Ok(t) => t,
-        Err(e) => {
-            say!("net: FAIL transmit_begin: {:?}", e);
+    if role == Role::Send {
+        if send(&mut net, &frame).is_err() {
             return Outcome::Fail;
         }
-    };
-    let tx_until = deadline(TX_TIMEOUT_MS);
-    while net.poll_transmit() != Some(tx) {
-        if counter().0 > tx_until {
-            say!(
-                "net: FAIL transmit not completed within {} ms",
-                TX_TIMEOUT_MS
-            );
-            return Outcome::Fail;
-        }
-    }
-    // SAFETY: `tx` and `frame` are the pair passed to `transmit_begin`.
-    if let Err(e) = unsafe { net.transmit_complete(tx, &frame) } {
-        say!("net: FAIL transmit: {:?}", e);
-        return Outcome::Fail;
-    }
-    let Some(token) = token else {
         say!(
             "net: ok (mac {:02x?}, broadcast sent; echo skipped: no net=echo peer)",
             mac
         );
         return Outcome::Ok;
-    };
-    let rx_until = deadline(ECHO_TIMEOUT_MS);
-    loop {
-        if net.poll_receive() == Some(token) {
-            break;
-        }
-        if counter().0 > rx_until {
-            say!("net: FAIL no echo within {} ms", ECHO_TIMEOUT_MS);
+    }
+
+    let mut rx = [0u8; 2048];
+    // Post the receive buffer before sending, so an immediate echo finds it.
+    // SAFETY: `rx` is not touched until the request completes (`receive_complete`) or the
+    // device is dropped at the end of this function.
+    let mut token = match unsafe { net.receive_begin(&mut rx) } {
+        Ok(t) => t,
+        Err(e) => {
+            say!("net: FAIL receive_begin: {:?}", e);
             return Outcome::Fail;
         }
-    }
-    // SAFETY: `token` and `rx` are the pair passed to `receive_begin`.
-    match unsafe { net.receive_complete(token, &mut rx) } {
-        Ok((hdr, len)) => {
-            let got = &rx[hdr..hdr + len];
-            if len >= 14 + PAYLOAD.len()
-                && got[12..14] == ETHERTYPE
-                && &got[14..14 + PAYLOAD.len()] == PAYLOAD
-            {
-                say!(
-                    "net: ok (mac {:02x?}, broadcast sent, echo of {} bytes received)",
-                    mac,
-                    len
-                );
-                Outcome::Ok
-            } else {
-                say!(
-                    "net: FAIL unexpected frame of {} bytes: {:02x?}",
-                    len,
-                    &got[..len.min(32)]
-                );
-                Outcome::Fail
+    };
+    let timeout_ms = if role == Role::Server {
+        SERVE_TIMEOUT_MS
+    } else {
+        ECHO_TIMEOUT_MS
+    };
+    let until = deadline(timeout_ms);
+    let mut next_send = 0;
+    let mut sent = 0u32;
+    loop {
+        if role == Role::Client && counter().0 >= next_send {
+            if send(&mut net, &frame).is_err() {
+                return Outcome::Fail;
             }
+            sent += 1;
+            next_send = deadline(RESEND_MS);
         }
-        Err(e) => {
-            say!("net: FAIL receive: {:?}", e);
-            Outcome::Fail
+        if net.poll_receive() == Some(token) {
+            // SAFETY: `token` and `rx` are the pair passed to `receive_begin`.
+            let (hdr, len) = match unsafe { net.receive_complete(token, &mut rx) } {
+                Ok(r) => r,
+                Err(e) => {
+                    say!("net: FAIL receive: {:?}", e);
+                    return Outcome::Fail;
+                }
+            };
+            let got = &rx[hdr..hdr + len];
+            if is_test_frame(got) && (role == Role::Server || got[6..12] != mac) {
+                if role == Role::Client {
+                    say!(
+                        "net: ok (mac {:02x?}, broadcast sent {} time(s), echo of {} bytes \
+                         from {:02x?} received)",
+                        mac,
+                        sent,
+                        len,
+                        &got[6..12]
+                    );
+                    return Outcome::Ok;
+                }
+                // Server: back to the sender, from us.
+                let mut reply = [0u8; 64];
+                let n = len.min(reply.len());
+                reply[..n].copy_from_slice(&got[..n]);
+                reply[..6].copy_from_slice(&got[6..12]);
+                reply[6..12].copy_from_slice(&mac);
+                if send(&mut net, &reply[..n]).is_err() {
+                    return Outcome::Fail;
+                }
+                say!(
+                    "net: ok (mac {:02x?}, echoed a frame of {} bytes back to {:02x?})",
+                    mac,
+                    len,
+                    &got[6..12]
+                );
+                return Outcome::Ok;
+            }
+            say!(
+                "net: ignoring a frame of {} bytes: {:02x?}",
+                len,
+                &got[..len.min(32)]
+            );
+            // SAFETY: as above; the previous request on `rx` has completed.
+            token = match unsafe { net.receive_begin(&mut rx) } {
+                Ok(t) => t,
+                Err(e) => {
+                    say!("net: FAIL receive_begin: {:?}", e);
+                    return Outcome::Fail;
+                }
+            };
+        }
+        if counter().0 > until {
+            say!(
+                "net: FAIL no {} within {} ms",
+                if role == Role::Server {
+                    "frame to echo"
+                } else {
+                    "echo"
+                },
+                timeout_ms
+            );
+            return Outcome::Fail;
         }
     }
 }
