@@ -51,6 +51,8 @@ pub struct Platform {
     pub timer: TimerPpis,
     /// `/chosen/bootargs`, empty when absent.
     pub bootargs: &'static str,
+    /// The first `/memory` region: (base, size) in bytes.
+    pub ram: (u64, u64),
 }
 
 impl Platform {
@@ -81,6 +83,12 @@ impl Platform {
             .and_then(|c| c.property("bootargs"))
             .and_then(|p| p.as_str())
             .unwrap_or("");
+        let ram = fdt
+            .find_node("/memory")
+            .and_then(|m| m.reg())
+            .and_then(|mut r| r.next())
+            .map(|r| (r.starting_address as u64, r.size.unwrap_or(0) as u64))
+            .ok_or("no /memory region")?;
         Ok(Self {
             dtb,
             cpus,
@@ -88,6 +96,7 @@ impl Platform {
             gic: gic_info(&fdt)?,
             timer: timer_ppis(&fdt),
             bootargs,
+            ram,
         })
     }
 

@@ -12,6 +12,42 @@ use guest_rt::report::Report;
 const UNMAPPED_LOW: u64 = 0x0b00_0000;
 /// Far above RAM (64 GiB), inside every supported PA size.
 const UNMAPPED_HIGH: u64 = 0x10_0000_0000;
+/// Step of the sweep over the IPA space above the guest's RAM.
+const SWEEP_STEP: u64 = 16 << 20;
+/// End of the sweep: the first 4 GiB hold every other VM's RAM and the hypervisor on QEMU
+/// `virt` (host RAM starts at 0x4000_0000), seen as physical addresses.
+const SWEEP_END: u64 = 1 << 32;
+
+/// Loads from every [`SWEEP_STEP`] of the IPA space from the end of this VM's RAM (`ram_end`)
+/// to [`SWEEP_END`]: where other VMs' memory and the hypervisor live in physical memory.
+/// Every load must abort: Stage-2 maps nothing there, so nothing can leak in.
+pub fn sweep_above_ram(report: &mut Report, ram_end: u64) {
+    let start = ram_end.next_multiple_of(SWEEP_STEP);
+    let mut probes = 0u64;
+    let mut leaks = 0u64;
+    let mut first_leak = None;
+    let mut addr = start;
+    while addr < SWEEP_END {
+        let ((value, _pc), f) = fault::catch(|| load(addr));
+        probes += 1;
+        if !f.is_some_and(|f| f.is_sync_external_abort() && f.far == addr) {
+            leaks += 1;
+            first_leak.get_or_insert((addr, value, f));
+        }
+        addr += SWEEP_STEP;
+    }
+    report.check(
+        format_args!("sweep {start:#x}..{SWEEP_END:#x} above RAM"),
+        leaks == 0,
+        format_args!(
+            "{probes} loads every {} MiB, {} aborted; first other answer: {:?}",
+            SWEEP_STEP >> 20,
+            probes - leaks,
+            first_leak.map(|(a, v, f)| (a, v, f.map(|f| f.esr)))
+        ),
+    );
+}
+
 /// Runs the load/store checks.
 pub fn run(report: &mut Report) {
     let pa_bits = pa_bits();

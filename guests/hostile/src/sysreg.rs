@@ -40,6 +40,10 @@ pub fn run(report: &mut Report) {
     expect_undef(report, "read IMPDEF S3_1_C15_C15_7", r, f);
     let (r, f) = probe!("msr s3_1_c15_c15_7, {v}");
     expect_undef(report, "write IMPDEF S3_1_C15_C15_7", r, f);
+    // The PMU is hidden (ID_AA64DFR0_EL1.PMUVer = 0) and trapped (MDCR_EL2.TPM): the
+    // hypervisor answers UNDEFINED and logs it.
+    let (r, f) = probe!("mrs {v}, pmccntr_el0");
+    expect_undef(report, "read PMCCNTR_EL0 (PMU hidden)", r, f);
     let (r, f) = probe!("mrs {v}, hcr_el2");
     expect_undef(report, "read EL2 register HCR_EL2 at EL1", r, f);
     let (r, f) = probe!("msr vttbr_el2, {v}");
