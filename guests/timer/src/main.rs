@@ -32,7 +32,16 @@ guest_rt::entry!(main);
 
 fn main(dtb: usize) -> ! {
     let start = timer::virtual_count();
-    say!("CNTVCT at start = {}", start);
+    let phys_start = timer::physical_count();
+    // The VM's virtual counter starts near zero when the VM is created (its own
+    // CNTVOFF_EL2), while the physical counter has run since the machine started.
+    let offset = phys_start.wrapping_sub(start);
+    say!(
+        "CNTVCT at start = {}, CNTPCT = {}: this VM's counter offset is {} ticks",
+        start,
+        phys_start,
+        offset
+    );
     mmu::enable();
     let plat = match Platform::from_dtb(dtb) {
         Ok(p) => p,
@@ -42,6 +51,14 @@ fn main(dtb: usize) -> ! {
     say!("CNTFRQ_EL0 = {} Hz", freq);
     if freq == 0 {
         fail(format_args!("CNTFRQ_EL0 is 0"));
+    }
+    // The VM is created after the hypervisor booted (well over 1 ms of physical time) and
+    // its virtual counter starts at zero then.
+    if offset < freq / 1000 {
+        fail(format_args!(
+            "virtual counter not offset from the physical one: CNTVCT {start}, CNTPCT \
+             {phys_start}"
+        ));
     }
     say!(
         "timer PPIs: virtual {}, physical {}",
