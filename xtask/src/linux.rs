@@ -38,6 +38,10 @@ pub const WANTED_MODULES: &[&str] = &[
     "virtio_net",
     "virtio_console",
     "virtio_rng",
+    // ext2 on the virtio disk (Debian's ext4 driver serves ext2: CONFIG_EXT4_USE_FOR_EXT2);
+    // ext4 asks the crypto API for crc32c when it mounts.
+    "crc32c_generic",
+    "ext4",
 ];
 /// The line `/init` prints once userspace runs.
 pub const MARKER: &str = "linux-guest: userspace up";
@@ -680,16 +684,25 @@ if grep -qw 'test=1' /proc/cmdline; then
     if dmesg | grep -iE 'WARNING:|BUG:|rcu.*stall|GIC.*(unexpected|fail)|arch_timer.*(fail|error)|psci.*(fail|error)|Unhandled|Internal error' ; then
         echo "linux-guest: FAIL: kernel log has warnings (above)"; fail=1
     fi
-    # Disk: the first boot writes a marker to /dev/vda and reboots; the second boot finds it
-    # (the VM restarts on SYSTEM_RESET; the disk keeps its contents), then powers off.
+    # Disk: the first boot makes an ext2 filesystem on /dev/vda, mounts it, writes a file
+    # and reboots; the second boot mounts it again and finds the file (the VM restarts on
+    # SYSTEM_RESET; the disk keeps its contents), then powers off.
     if [ -b /dev/vda ]; then
-        if dd if=/dev/vda bs=512 skip=8 count=1 2>/dev/null | grep -q LINUX-DISK-MARKER; then
-            echo "linux-guest: disk marker found after reboot"
+        mkdir -p /mnt
+        if mount -t ext2 /dev/vda /mnt 2>/dev/null && [ -f /mnt/marker ]; then
+            echo "linux-guest: disk marker found after reboot: $(cat /mnt/marker) ($(df -k /mnt | tail -n 1))"
+            umount /mnt
             rebooted=1
         else
-            echo "LINUX-DISK-MARKER $(cat /proc/sys/kernel/random/boot_id)" | dd of=/dev/vda bs=512 seek=8 conv=fsync 2>/dev/null
-            sync
-            echo "linux-guest: disk marker written"
+            umount /mnt 2>/dev/null
+            if mke2fs -q -F /dev/vda && mount -t ext2 /dev/vda /mnt; then
+                echo "LINUX-DISK-MARKER $(cat /proc/sys/kernel/random/boot_id)" > /mnt/marker
+                sync
+                umount /mnt
+                echo "linux-guest: disk marker written (ext2 on /dev/vda, mounted and unmounted)"
+            else
+                echo "linux-guest: FAIL: cannot make or mount an ext2 filesystem on /dev/vda"; fail=1
+            fi
         fi
     else
         echo "linux-guest: FAIL: no /dev/vda"; fail=1
@@ -801,6 +814,11 @@ kernel/drivers/char/virtio_console.ko:
 kernel/drivers/char/hw_random/virtio-rng.ko:
 kernel/fs/fuse/virtiofs.ko: kernel/fs/fuse/fuse.ko
 kernel/fs/fuse/fuse.ko:
+kernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko kernel/fs/mbcache.ko kernel/lib/crc16.ko
+kernel/fs/jbd2/jbd2.ko:
+kernel/fs/mbcache.ko:
+kernel/lib/crc16.ko:
+kernel/crypto/crc32c_generic.ko:
 ";
 
     #[test]
@@ -816,7 +834,7 @@ kernel/fs/fuse/fuse.ko:
     #[test]
     fn modules_dep_parsing() {
         let deps = parse_modules_dep(DEP);
-        assert_eq!(deps.len(), 9);
+        assert_eq!(deps.len(), 14);
         assert_eq!(
             deps["kernel/drivers/net/virtio_net.ko"],
             [
@@ -841,6 +859,11 @@ kernel/fs/fuse/fuse.ko:
                 "kernel/drivers/net/virtio_net.ko",
                 "kernel/drivers/char/virtio_console.ko",
                 "kernel/drivers/char/hw_random/virtio-rng.ko",
+                "kernel/crypto/crc32c_generic.ko",
+                "kernel/fs/jbd2/jbd2.ko",
+                "kernel/fs/mbcache.ko",
+                "kernel/lib/crc16.ko",
+                "kernel/fs/ext4/ext4.ko",
             ]
         );
         // Asking for a dependency again does not load it twice.
