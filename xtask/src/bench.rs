@@ -109,6 +109,9 @@ pub struct Results {
     pub ops: Vec<(String, f64)>,
     /// Per vCPU: `(vcpu index, [(exit reason, count)])` from the hypervisor's summary.
     pub exits: Vec<(u32, Vec<(String, u64)>)>,
+    /// Per operation: `(op, [(exit reason, exits per op)])` as the guest measured them
+    /// with `HV_EXIT_COUNT` (its own vCPU; non-zero reasons only; none natively).
+    pub op_exits: Vec<(String, Vec<(String, f64)>)>,
     /// The guest printed `bench: done`.
     pub done: bool,
 }
@@ -118,9 +121,18 @@ impl Results {
     pub fn get(&self, op: &str) -> Option<f64> {
         self.ops.iter().find(|(o, _)| o == op).map(|&(_, v)| v)
     }
+
+    /// The exits per operation of `op`, if the guest reported them.
+    pub fn exits_of(&self, op: &str) -> Option<&[(String, f64)]> {
+        self.op_exits
+            .iter()
+            .find(|(o, _)| o == op)
+            .map(|(_, kv)| kv.as_slice())
+    }
 }
 
-/// Parses a run's console: `bench: <op> <number>` lines, `bench: done`, and the hypervisor's
+/// Parses a run's console: `bench: <op> <number>` lines, `bench: <op> exits/op reason=x.yy
+/// ..` lines (`0` when none), `bench: done`, and the hypervisor's
 /// `[hv] <vm>:   vcpuN exits: total=.. reason=..` lines.
 pub fn parse(output: &str) -> Results {
     let mut r = Results::default();
@@ -139,7 +151,17 @@ pub fn parse(output: &str) -> Results {
                 continue;
             }
             let mut words = rest.split_whitespace();
-            if let (Some(op), Some(v), None) = (words.next(), words.next(), words.next()) {
+            if let Some((op, per_op)) = rest.split_once(" exits/op") {
+                // With two VMs both print; keep the first.
+                if !op.contains(' ') && r.exits_of(op).is_none() {
+                    let pairs = per_op
+                        .split_whitespace()
+                        .filter_map(|kv| kv.split_once('='))
+                        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                        .collect();
+                    r.op_exits.push((op.to_string(), pairs));
+                }
+            } else if let (Some(op), Some(v), None) = (words.next(), words.next(), words.next()) {
                 if let Ok(v) = v.parse::<f64>() {
                     r.ops.push((op.to_string(), v));
                 }
@@ -331,6 +353,9 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
                     if let Some(v) = sw.get("vm-switch-pair") {
                         r.ops.push(("vm-switch-pair".into(), v));
                     }
+                    if let Some(kv) = sw.exits_of("vm-switch-pair") {
+                        r.op_exits.push(("vm-switch-pair".into(), kv.to_vec()));
+                    }
                 }
                 Ok(r)
             }
@@ -425,6 +450,61 @@ pub fn table(results: &[(Cell, Results)]) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&exits_table(results));
+    s
+}
+
+/// Exits per operation in words: `1 hvc`, `1 mmio + 1 irq`, `0` (none), `-` (not measured).
+pub fn exits_text(kv: Option<&[(String, f64)]>) -> String {
+    let Some(kv) = kv else { return "-".into() };
+    let parts: Vec<String> = kv
+        .iter()
+        .filter(|(_, v)| *v != 0.0)
+        .map(|(k, v)| {
+            if (v - v.round()).abs() < 0.005 {
+                format!("{v:.0} {k}")
+            } else {
+                format!("{v:.2} {k}")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join(" + ")
+    }
+}
+
+/// The second table: per GIC, the exits one operation costs in each hypervisor cell, as the
+/// guest measured them on its own vCPU (`HV_EXIT_COUNT` before and after the loop).
+pub fn exits_table(results: &[(Cell, Results)]) -> String {
+    let mut s = String::from(
+        "\nexits per operation (the guest's own vCPU, read with HV_EXIT_COUNT around each \
+         loop; ipi-roundtrip: vCPU 0 only; vm-switch-pair: not attributed)\n",
+    );
+    for gic in [Gic::V2, Gic::V3] {
+        let cols: Vec<Cell> = cells()
+            .into_iter()
+            .filter(|c| c.gic == gic && c.backend.is_some())
+            .collect();
+        let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
+        for c in &cols {
+            let head = format!("{} {}", c.cpu.name(), c.backend.map_or("", |b| b.name()));
+            let _ = write!(s, " {head:>26}");
+        }
+        s.push('\n');
+        for &(op, _) in OPS {
+            let _ = write!(s, "{op:<14}");
+            for &c in &cols {
+                let kv = results
+                    .iter()
+                    .find(|(x, _)| *x == c)
+                    .and_then(|(_, r)| r.exits_of(op));
+                let _ = write!(s, " {:>26}", exits_text(kv));
+            }
+            s.push('\n');
+        }
+    }
     s
 }
 
@@ -434,7 +514,7 @@ fn json_str(s: &str) -> String {
 }
 
 /// `results.json`: `{"unit": .., "runs": [{"cell", "cpu", "gic", "backend", "ops": {..},
-/// "exits": {"vcpu0": {..}, ..}}]}`.
+/// "exits": {"vcpu0": {..}, ..}, "exits_per_op": {"<op>": {"<reason>": x.yy, ..}, ..}}]}`.
 pub fn to_json(results: &[(Cell, Results)]) -> String {
     let mut s = String::from(
         "{\n  \"unit\": \"instructions per operation (QEMU -icount shift=0)\",\n  \"runs\": [",
@@ -456,17 +536,29 @@ pub fn to_json(results: &[(Cell, Results)]) -> String {
                 format!("\"vcpu{n}\": {{{}}}", kv.join(", "))
             })
             .collect();
+        let per_op: Vec<String> = r
+            .op_exits
+            .iter()
+            .map(|(op, kv)| {
+                let kv: Vec<String> = kv
+                    .iter()
+                    .map(|(k, v)| format!("{}: {v:.2}", json_str(k)))
+                    .collect();
+                format!("{}: {{{}}}", json_str(op), kv.join(", "))
+            })
+            .collect();
         let _ = write!(
             s,
             "{}\n    {{\"cell\": {}, \"cpu\": {}, \"gic\": {}, \"backend\": {}, \"ops\": {{{}}}, \
-             \"exits\": {{{}}}}}",
+             \"exits\": {{{}}}, \"exits_per_op\": {{{}}}}}",
             if i == 0 { "" } else { "," },
             json_str(&cell.name()),
             json_str(cell.cpu.name()),
             cell.gic.number(),
             cell.backend.map_or("null".into(), |b| json_str(b.name())),
             ops.join(", "),
-            exits.join(", ")
+            exits.join(", "),
+            per_op.join(", ")
         );
     }
     s.push_str("\n  ]\n}\n");
@@ -491,6 +583,31 @@ mod tests {
         assert_eq!(r.exits[0].0, 0);
         assert_eq!(r.exits[0].1[2], ("sysreg".into(), 7));
         assert_eq!(r.exits[1].1, vec![("total".into(), 2), ("irq".into(), 2)]);
+    }
+
+    #[test]
+    fn parses_exits_per_op() {
+        let out = "bench: hvc 973.0\nbench: hvc exits/op hvc=1.00\n\
+                   bench: ack-eoi exits/op 0\n\
+                   bench: ipi-roundtrip exits/op sysreg=1.00 wfx=1.00 irq=0.50\n\
+                   [b1] bench: vm-switch-pair exits/op hvc=1.00\n\
+                   [b2] bench: vm-switch-pair exits/op hvc=2.00\nbench: done\n";
+        let r = parse(out);
+        assert_eq!(r.ops, vec![("hvc".into(), 973.0)]);
+        assert_eq!(r.exits_of("hvc"), Some(&[("hvc".to_string(), 1.0)][..]));
+        assert_eq!(r.exits_of("ack-eoi"), Some(&[][..]));
+        assert_eq!(r.exits_of("vm-switch-pair").unwrap()[0].1, 1.0);
+        assert_eq!(r.exits_of("sysreg"), None);
+        assert_eq!(exits_text(r.exits_of("hvc")), "1 hvc");
+        assert_eq!(exits_text(r.exits_of("ack-eoi")), "0");
+        assert_eq!(exits_text(r.exits_of("sysreg")), "-");
+        assert_eq!(
+            exits_text(r.exits_of("ipi-roundtrip")),
+            "1 sysreg + 1 wfx + 0.50 irq"
+        );
+        let cell = cells()[1];
+        let json = to_json(&[(cell, r)]);
+        assert!(json.contains("\"exits_per_op\": {\"hvc\": {\"hvc\": 1.00}, \"ack-eoi\": {}"));
     }
 
     #[test]

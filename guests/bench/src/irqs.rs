@@ -3,6 +3,7 @@
 //! WFI) and `ipi-roundtrip` (CPU 0 sends an SGI to CPU 1, whose handler answers with an SGI
 //! back; both wait in WFI).
 
+use crate::exits;
 use crate::measure::{self, stamp};
 use crate::say;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -48,12 +49,15 @@ pub fn eoi(freq: u64) {
     irq::disable();
     gic::enable(SGI_EOI);
     let base = measure::baseline(N_EOI);
+    let before = exits::snapshot();
     let send = measure::ticks(N_EOI, || gic::send_sgi_self(SGI_EOI));
+    let send_exits = exits::delta(before, exits::snapshot());
     let a = gic::ack();
     if !a.is_special() {
         gic::eoi(a);
     }
     let mut wrong = 0u64;
+    let before = exits::snapshot();
     let both = measure::ticks(N_EOI, || {
         gic::send_sgi_self(SGI_EOI);
         let a = gic::ack();
@@ -63,6 +67,7 @@ pub fn eoi(freq: u64) {
             wrong += 1;
         }
     });
+    let both_exits = exits::delta(before, exits::snapshot());
     gic::disable(SGI_EOI);
     if wrong != 0 {
         say!("WARN ack-eoi: {wrong} of {N_EOI} acknowledges were not SGI {SGI_EOI}");
@@ -74,6 +79,12 @@ pub fn eoi(freq: u64) {
     measure::report(
         "ack-eoi",
         measure::tenths_per_op(both.saturating_sub(send), N_EOI, freq),
+    );
+    exits::report("sgi-self", send_exits, N_EOI);
+    exits::report(
+        "ack-eoi",
+        both_exits.zip(send_exits).map(|(b, s)| b.minus(s)),
+        N_EOI,
     );
 }
 
@@ -94,15 +105,18 @@ pub fn timer_latency(plat: &Platform, freq: u64) {
     irq::set_handler(ppi, timer_handler);
     gic::enable(ppi);
     let mut sum = 0u64;
+    let before = exits::snapshot();
     for i in 0..N_TIMER {
         let cval = stamp() + TIMER_AHEAD;
         Timer::Virtual.arm_at(cval);
         wait_irq(|| TIMER_COUNT.load(Ordering::Acquire) > i);
         sum += TIMER_AT.load(Ordering::Relaxed).saturating_sub(cval);
     }
+    let shots = exits::delta(before, exits::snapshot());
     Timer::Virtual.disable();
     gic::disable(ppi);
     measure::report("timer-latency", measure::tenths_per_op(sum, N_TIMER, freq));
+    exits::report("timer-latency", shots, N_TIMER);
 }
 
 /// PINGs CPU 1 took.
@@ -164,14 +178,17 @@ pub fn ipi(plat: &Platform, freq: u64) {
     }
     let base = measure::baseline(N_IPI);
     let mut i = IPI_WARMUP;
+    let before = exits::snapshot();
     let t = measure::ticks(N_IPI, || {
         trip(i);
         i += 1;
     });
+    let trips = exits::delta(before, exits::snapshot());
     measure::report(
         "ipi-roundtrip",
         measure::tenths_per_op(t.saturating_sub(base), N_IPI, freq),
     );
+    exits::report("ipi-roundtrip", trips, N_IPI);
     // CPU 1 returns from `partner` and guest-rt turns it off.
     timer::wait_until(100_000, || {
         psci::affinity_info(other, 0) == psci::AFFINITY_OFF

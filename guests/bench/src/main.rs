@@ -3,7 +3,8 @@
 //!
 //! Each operation runs many times between two `CNTVCT_EL0` reads (ISBs around them), the
 //! same loop with an empty body is subtracted, and the result is printed as
-//! `bench: <op> <instructions per op>`. Operations: `hvc` (SMCCC_VERSION), `sysreg`
+//! `bench: <op> <instructions per op>`, then (under the hypervisor) `bench: <op> exits/op ...`,
+//! the exits one operation costs by reason (see [`exits`]). Operations: `hvc` (SMCCC_VERSION), `sysreg`
 //! (`ID_AA64PFR0_EL1`, trapped by `HCR_EL2.TID3`), `mmio-pl011` (`UARTFR`), `mmio-gicd`
 //! (`GICD_TYPER`), `virtio-notify` (a `QueueNotify` write), `sgi-self` and `ack-eoi`,
 //! `timer-latency` (handler entry minus `CVAL`) and `ipi-roundtrip` (needs 2 CPUs). Then
@@ -11,6 +12,7 @@
 #![no_std]
 #![no_main]
 
+mod exits;
 mod irqs;
 mod measure;
 mod virtio;
@@ -70,7 +72,7 @@ fn main(dtb: usize) -> ! {
     if plat.bootargs.split_whitespace().any(|w| w == "vmswitch") {
         // Two VMs on one physical CPU, both in this loop: each HV_YIELD hands the CPU to the
         // other VM, which yields straight back, so one iteration is two VM-to-VM switches.
-        measure::run("vm-switch-pair", N_TRAP, freq, || {
+        measure::run_timed_only("vm-switch-pair", N_TRAP, freq, || {
             // SAFETY: HV_YIELD (vendor hypervisor service 1) has no side effects on guest
             // memory; clobbers as for any SMCCC call.
             unsafe {

@@ -5,6 +5,7 @@
 //! counter delta of `t` ticks at `CNTFRQ_EL0` = `f` Hz is `t * 1e9 / f` instructions (16 per
 //! tick at QEMU's 62.5 MHz). Without `-icount` the same numbers are nanoseconds of host time.
 
+use crate::exits;
 use core::arch::asm;
 
 /// `CNTVCT_EL0` with an ISB before and after, so the read is ordered against the loop.
@@ -45,10 +46,24 @@ pub fn report(op: &str, tenths: u64) {
     guest_rt::println!("bench: {} {}.{}", op, tenths / 10, tenths % 10);
 }
 
-/// Times `n` calls of `op`, subtracts the baseline loop and prints the result for `name`.
+/// Times `n` calls of `op`, subtracts the baseline loop and prints the result for `name`
+/// (without exit attribution: for `vm-switch-pair`, whose timed region includes the other
+/// VM's work, so extra hypercalls there would change the number).
 #[inline(always)]
-pub fn run(name: &str, n: u64, freq: u64, op: impl FnMut()) {
+pub fn run_timed_only(name: &str, n: u64, freq: u64, op: impl FnMut()) {
     let t = ticks(n, op);
     let base = baseline(n);
     report(name, tenths_per_op(t.saturating_sub(base), n, freq));
+}
+
+/// Times `n` calls of `op`, subtracts the baseline loop and prints the result for `name`,
+/// then the exits per call (read outside the timed region; see [`exits`]).
+#[inline(always)]
+pub fn run(name: &str, n: u64, freq: u64, op: impl FnMut()) {
+    let before = exits::snapshot();
+    let t = ticks(n, op);
+    let after = exits::snapshot();
+    let base = baseline(n);
+    report(name, tenths_per_op(t.saturating_sub(base), n, freq));
+    exits::report(name, exits::delta(before, after), n);
 }

@@ -305,13 +305,13 @@ fn handle_sync(
                 ctx.regs.x[0] = u64::MAX;
                 return Next::Continue;
             }
-            smccc_call(vm, me, ctx)
+            smccc_call(vm, me, ctx, stats)
         }
         Exit::Smc { .. } => {
             stats.count(ExitReason::Smc);
             // ELR_EL2 points at the trapped SMC.
             inject::skip_instruction(ctx, info.esr);
-            smccc_call(vm, me, ctx)
+            smccc_call(vm, me, ctx, stats)
         }
         Exit::SysReg(acc) => {
             stats.count(ExitReason::SysReg);
@@ -446,10 +446,30 @@ fn handle_sync(
 /// to the next runnable vCPU (used to measure VM-to-VM switches; returns 0 in x0).
 pub const HV_YIELD: u32 = 0x8600_0001;
 
-fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext) -> Next {
-    if ctx.regs.x[0] as u32 == HV_YIELD {
-        ctx.regs.x[0] = 0;
-        return Next::Yield;
+/// Vendor-specific hypervisor service (SMCCC owner 6), function 2: x1 = an exit reason's
+/// index (the order of [`ExitReason`]); returns in x0 how many exits of that reason the
+/// calling vCPU has taken so far, this call included, or NOT_SUPPORTED (`u64::MAX`) for an
+/// index out of range. Lets a guest attribute exits to its own operations.
+pub const HV_EXIT_COUNT: u32 = 0x8600_0002;
+
+/// Handles an SMCCC call (HVC or trapped SMC). `stats` are the exits of the current
+/// [`run_vcpu`] invocation, not yet merged into the vCPU's counters.
+fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext, stats: &ExitStats) -> Next {
+    match ctx.regs.x[0] as u32 {
+        HV_YIELD => {
+            ctx.regs.x[0] = 0;
+            return Next::Yield;
+        }
+        HV_EXIT_COUNT => {
+            let index = usize::try_from(ctx.regs.x[1]).unwrap_or(usize::MAX);
+            let stored = vm.vcpus[me].stats.lock().get(index);
+            ctx.regs.x[0] = match (stored, stats.get(index)) {
+                (Some(a), Some(b)) => a + b,
+                _ => u64::MAX,
+            };
+            return Next::Continue;
+        }
+        _ => {}
     }
     let x = &ctx.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);

@@ -60,6 +60,12 @@ impl ExitStats {
         }
     }
 
+    /// The count of the reason with index `index` (the order of [`ExitReason`]), or `None`
+    /// for an index past the last reason.
+    pub fn get(&self, index: usize) -> Option<u64> {
+        self.counts.get(index).copied()
+    }
+
     /// Total exits.
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()
