@@ -13,6 +13,9 @@
 //!    and repeats loads through that alias: the hypervisor sees a VA in `FAR_EL2` that is not
 //!    the IPA and must use `HPFAR_EL2` (and walk the guest's tables to fetch the instruction).
 //!
+//! 4. Logs dirty pages through the hypervisor's dirty-log service and checks the bitmap is
+//!    exactly the pages written (see `dirty.rs`).
+//!
 //! Every check prints `memtest: <check>: ok (...)` or `memtest: FAIL <check>: ...`; then
 //! `memtest: PASS` and SYSTEM_OFF, or `memtest: FAIL N of M checks failed` and SYSTEM_RESET.
 //! Natively (plain QEMU `virt`) every check passes too: the expected values are the
@@ -20,6 +23,7 @@
 #![no_std]
 #![no_main]
 
+mod dirty;
 mod exec;
 mod mmu;
 mod pl011;
@@ -37,11 +41,15 @@ pub(crate) use say;
 guest_rt::entry!(main);
 
 fn main(dtb: usize) -> ! {
-    say!("start: aborts outside RAM, ldp/stp and writeback on the PL011, MMU alias");
+    say!("start: aborts outside RAM, ldp/stp and writeback on the PL011, MMU alias, dirty log");
     let mut report = Report::new("memtest");
     probe::run(&mut report, dtb);
     pl011::run(&mut report);
     mmu::run(&mut report);
+    match probe::ram(dtb) {
+        Some((base, _)) => dirty::run(&mut report, base),
+        None => report.check("device tree /memory", false, format_args!("no memory node")),
+    }
 
     if report.failures() == 0 {
         say!("PASS");

@@ -34,7 +34,7 @@ pub fn run(report: &mut Report, dtb: usize) {
 }
 
 /// The first `/memory` region of the device tree.
-fn ram(dtb: usize) -> Option<(u64, u64)> {
+pub fn ram(dtb: usize) -> Option<(u64, u64)> {
     // SAFETY: the loader passes the address of a valid flattened device tree in x0, which
     // nothing in this guest overwrites.
     let fdt = unsafe { fdt::Fdt::from_ptr(dtb as *const u8) }.ok()?;

@@ -23,6 +23,7 @@ use super::vm::{Power, VcpuRun, Vm};
 use super::{gic, percpu};
 use crate::bootargs::ResetPolicy;
 use crate::layout;
+use stage2::{FaultAction, FaultInput, IpaRegion, S2FaultKind};
 use vgic::{SgiReg, Vgic};
 use vtimer::{PhysTimer, TimerState};
 
@@ -155,6 +156,8 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let mut slice_end = shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
     program_timer(slice_end, ptimer);
     let mut stats = ExitStats::default();
+    let cpu = percpu::current().index;
+    ctx.controls.vttbr_el2 = super::vm::vmid_for_load(vm, cpu);
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
     unsafe { sw.vcpu_load(ctx) };
     if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
@@ -238,6 +241,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     }
     // SAFETY: the vCPU loaded on this CPU.
     unsafe { sw.vcpu_put(ctx) };
+    super::vm::vmid_put(cpu);
     if let (Some(vg), Some(l)) = (&vm.vgic, lrs) {
         let _ = vg.lock().vcpu_put(me, l);
     }
@@ -343,6 +347,41 @@ fn handle_sync(
         }
         Exit::DataAbort(da) => {
             let far = if da.fnv { 0 } else { da.far };
+            match classify_abort(vm, &da) {
+                FaultAction::Mmio | FaultAction::PopulateRam => {}
+                FaultAction::Retry => {
+                    stats.count(ExitReason::DirtyLog);
+                    return Next::Continue;
+                }
+                FaultAction::DirtyLogWrite => {
+                    stats.count(ExitReason::DirtyLog);
+                    match vm.stage2.lock().handle_write_fault(da.ipa) {
+                        // Marked dirty and writable again (or another vCPU did it):
+                        // the guest retries the store.
+                        Ok(_) => return Next::Continue,
+                        Err(e) => {
+                            crate::hv_warn!(
+                                "{name}: dirty-log write fault at IPA {:#x}: {e:?}; injecting external abort",
+                                da.ipa
+                            );
+                            inject::inject_data_abort(sw, ctx, far, da.wnr);
+                            return Next::Continue;
+                        }
+                    }
+                }
+                FaultAction::InjectAbort(reason) => {
+                    stats.count(ExitReason::DataAbortInjected);
+                    crate::hv_warn!(
+                        "{name}: {} at IPA {:#x} (pc {:#x}, DFSC={:#x}): {reason}; injecting external abort",
+                        if da.wnr { "write" } else { "read" },
+                        da.ipa,
+                        ctx.regs.pc,
+                        da.dfsc
+                    );
+                    inject::inject_data_abort(sw, ctx, far, da.wnr);
+                    return Next::Continue;
+                }
+            }
             let result = match MmioAccess::from_abort(&da) {
                 Some(acc) => {
                     let value = ctx.regs.read(acc.rt);
@@ -442,6 +481,38 @@ fn handle_sync(
     }
 }
 
+/// What to do with a guest data abort, by [`stage2::classify`]: guest RAM is looked up in
+/// the Stage-2 tables (dirty logging, races with table changes); every other IPA goes to the
+/// MMIO bus, which answers or refuses (external abort) by itself. The RAM check is the only
+/// extra work on the MMIO path: a range compare.
+fn classify_abort(vm: &Vm, da: &exit::DataAbort) -> FaultAction {
+    let (kind, level) = S2FaultKind::from_fsc(da.dfsc);
+    let in_ram = da.ipa.wrapping_sub(vm.ram_ipa) < vm.ram_size;
+    let (region, dirty_logged, mapped_now) = if in_ram {
+        let s2 = vm.stage2.lock();
+        (
+            IpaRegion::Ram { writable: true },
+            s2.is_dirty_logged(da.ipa),
+            s2.translate(da.ipa).is_some(),
+        )
+    } else {
+        (IpaRegion::Mmio, false, false)
+    };
+    stage2::classify(&FaultInput {
+        kind,
+        level,
+        // Cache maintenance reports WnR = 1: on a logged page it is treated as a write (the
+        // page is marked dirty and made writable), which is conservative and never wrong.
+        write: da.wnr,
+        instruction_fetch: false,
+        s1ptw: da.s1ptw,
+        region,
+        dirty_logged,
+        lazy_populate: false,
+        mapped_now,
+    })
+}
+
 /// Vendor-specific hypervisor service (SMCCC owner 6), function 1: give up the physical CPU
 /// to the next runnable vCPU (used to measure VM-to-VM switches; returns 0 in x0).
 pub const HV_YIELD: u32 = 0x8600_0001;
@@ -469,7 +540,12 @@ fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext, stats: &ExitStats) -> N
             };
             return Next::Continue;
         }
-        _ => {}
+        fid => {
+            if let Some(r) = super::dirty_log::call(vm, fid, ctx.regs.x[1], ctx.regs.x[2]) {
+                ctx.regs.x[0] = r as u64;
+                return Next::Continue;
+            }
+        }
     }
     let x = &ctx.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);

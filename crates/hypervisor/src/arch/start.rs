@@ -196,6 +196,7 @@ fn main_with_mmu(
         }
     };
     cpu::init_el2(s2cfg.vtcr());
+    super::vm::init_vmids(s2cfg.vmid_bits());
     let ipa_parange = match s2cfg.ipa_bits() {
         0..=32 => 0,
         33..=36 => 1,

@@ -26,9 +26,12 @@ pub enum ExitReason {
     Irq,
     /// Anything else (UNDEFINED injected).
     Other,
+    /// A write to a page write-protected for dirty logging (marked dirty, write enabled,
+    /// the guest retries the instruction).
+    DirtyLog,
 }
 
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "hvc",
     "smc",
     "sysreg",
@@ -39,12 +42,13 @@ const NAMES: [&str; 10] = [
     "fp",
     "irq",
     "other",
+    "dirty",
 ];
 
 /// Counters, one per [`ExitReason`].
 #[derive(Debug, Clone, Default)]
 pub struct ExitStats {
-    counts: [u64; 10],
+    counts: [u64; 11],
 }
 
 impl ExitStats {

@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering}
 use el2_core::mmio::{AccessSize, MmioBus, MmioDevice, MmioResult};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
-use stage2::{S2Attrs, Stage2Config, Stage2Table};
+use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
 use vgic::Vgic;
 use vtimer::{PhysTimer, VmCounter};
 
@@ -111,8 +111,11 @@ pub struct Vm {
     pub ram_pa: u64,
     /// Guest RAM size in bytes.
     pub ram_size: u64,
-    /// Stage-2 tables (not changed after creation).
-    pub stage2: Stage2Table<FrameTables>,
+    /// Stage-2 tables. Changed after creation only by dirty logging (write-protect and
+    /// re-enable pages); the lock orders those changes against each other.
+    pub stage2: Mutex<Stage2Table<FrameTables>>,
+    /// The VM's VMID and the allocator generation it belongs to ([`vmid_for_load`]).
+    pub vmid: VmVmid,
     /// Emulated devices.
     pub bus: Mutex<MmioBus>,
     /// vCPUs.
@@ -192,6 +195,37 @@ pub fn vcpu_mpidr(i: usize) -> u64 {
     ((i as u64 / 16) << 8) | (i as u64 % 16)
 }
 
+/// The VMID allocator of the machine (generation rollover flushes every CPU's TLBs), set up
+/// at boot with the VMID width the Stage-2 configuration uses.
+static VMIDS: spin::Once<VmidAllocator<{ super::percpu::MAX_CPUS }>> = spin::Once::new();
+
+/// Sets up the VMID allocator for `vmid_bits`-bit VMIDs (boot CPU, once).
+pub fn init_vmids(vmid_bits: u32) {
+    VMIDS.call_once(|| VmidAllocator::new(vmid_bits == 16));
+}
+
+/// Called when a vCPU of `vm` is loaded on physical CPU `cpu`: the `VTTBR_EL2` value to run
+/// it with, carrying a VMID that is current in the allocator's generation (a VM whose VMID
+/// went stale in a rollover gets a new one; the rollover has flushed all TLBs).
+pub fn vmid_for_load(vm: &Vm, cpu: usize) -> u64 {
+    let vmid = VMIDS
+        .get()
+        .and_then(|a| {
+            a.vcpu_load(cpu, &vm.vmid, &stage2::DefaultTlb::default())
+                .ok()
+        })
+        // Without an allocator (or beyond MAX_CPUS): a fixed VMID per package index.
+        .unwrap_or((vm.index + 1) as u16);
+    vm.stage2.lock().vttbr(vmid)
+}
+
+/// Called when a vCPU is put on physical CPU `cpu`: the CPU runs no VM any more.
+pub fn vmid_put(cpu: usize) {
+    if let Some(a) = VMIDS.get() {
+        a.vcpu_put(cpu);
+    }
+}
+
 impl Vm {
     /// Allocates RAM, builds stage 2, loads kernel/initrd/device tree and creates the vCPUs
     /// (vCPU 0 on, the others off until PSCI `CPU_ON`).
@@ -221,8 +255,9 @@ impl Vm {
             frames::free(ram_pa, ram_size);
             return Err(VmError::Stage2(e));
         }
-        let vmid = (p.index + 1) as u16;
-        let vttbr = stage2.vttbr(vmid);
+        // The VMID is allocated when a vCPU is first loaded (`vmid_for_load`); until then
+        // the VTTBR value carries VMID 0, which no guest ever runs with.
+        let vttbr = stage2.vttbr(0);
 
         let out: Box<dyn UartOutput> = if p.prefix_console {
             Box::new(LinePrefixer::new(spec.name, ConsoleOut))
@@ -313,7 +348,8 @@ impl Vm {
             ram_ipa: layout::RAM_BASE,
             ram_pa,
             ram_size,
-            stage2,
+            stage2: Mutex::new(stage2),
+            vmid: VmVmid::new(),
             bus: Mutex::new(bus),
             vcpus,
             end: Mutex::new(None),
