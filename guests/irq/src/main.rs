@@ -3,7 +3,10 @@
 //! (a) SGI ping-pong between CPU 0 and CPU 1 (skipped with one CPU): 1000 round trips, each
 //! side waits for the other's SGI before sending the next; (b) priority order of two SGIs
 //! made pending on self while masked, and `PMR` masking; (c) the virtual-timer PPI fires and
-//! is quietened (masked) by its handler before EOI; (d) IRQ counts per CPU and source.
+//! is quietened (masked) by its handler before EOI; (d) SPI routing (skipped with one CPU):
+//! the emulated PL011's level-sensitive SPI 33, routed to CPU 1 then CPU 0 (GICv2
+//! `ITARGETSR`, GICv3 `IROUTER`), is taken once by the CPU named and never by the other;
+//! (e) IRQ counts per CPU and source.
 //! Prints `irq: PASS` and calls SYSTEM_OFF, or `irq: FAIL <what>` and SYSTEM_RESET.
 #![no_std]
 #![no_main]
@@ -11,6 +14,7 @@
 mod counts;
 mod pingpong;
 mod priority;
+mod spi;
 mod vtimer;
 
 use guest_rt::platform::{GicInfo, Platform};
@@ -59,6 +63,7 @@ fn main(dtb: usize) -> ! {
     priority::order();
     priority::pmr_masking();
     vtimer::run(&plat);
+    spi::run(&plat);
     counts::report();
 
     say!("PASS");

@@ -1,9 +1,9 @@
 //! A small GIC driver for the guest: GICv2 (memory-mapped CPU interface) and GICv3 (system
 //! register CPU interface, per-CPU redistributors), chosen from the device tree.
 //!
-//! Only what the test guests use: SGIs and PPIs (banked per CPU), SPIs enable/priority,
-//! priority mask, SGI send, acknowledge and EOI (EOImode 0: EOI drops priority and
-//! deactivates). All interrupts are delivered as IRQs: group 0 on GICv2 (`GICC_CTLR.FIQEn`
+//! Only what the test guests use: SGIs and PPIs (banked per CPU), SPIs enable/priority/
+//! routing, trigger mode, priority mask, SGI send, acknowledge and EOI (EOImode 0: EOI drops
+//! priority and deactivates). All interrupts are delivered as IRQs: group 0 on GICv2 (`GICC_CTLR.FIQEn`
 //! = 0), group 1 on GICv3.
 //!
 //! Call [`init`] once on the boot CPU and [`init_cpu`] on every secondary before it unmasks
@@ -162,6 +162,82 @@ pub fn disable(intid: u32) {
     }
 }
 
+/// Routes SPI `intid` to the CPU with index `cpu` (which must have run [`init_cpu`]): on
+/// GICv2 `GICD_ITARGETSR<n>` gets that CPU's interface bit, on GICv3 `GICD_IROUTER<n>` its
+/// MPIDR affinity (`Interrupt_Routing_Mode` 0). Returns the value written (the `ITARGETSR`
+/// byte or the `IROUTER` value). [`enable`] of an SPI routes it to the calling CPU, so call
+/// this after it.
+pub fn route_spi(intid: u32, cpu: usize) -> Result<u64, &'static str> {
+    if !(SPI_BASE..SPECIAL_BASE).contains(&intid) {
+        return Err("not an SPI");
+    }
+    let mpidr = CPU_MPIDR
+        .get(cpu)
+        .map(|m| m.load(Ordering::Relaxed))
+        .filter(|&m| m != u64::MAX)
+        .ok_or("target CPU has not run gic::init_cpu")?;
+    match version() {
+        Some(Version::V2) => {
+            let mask = CPU_IF_DATA[cpu].load(Ordering::Relaxed) as u8;
+            if mask == 0 {
+                return Err("target CPU has no GICv2 CPU interface bit");
+            }
+            v2::set_targets(intid, mask);
+            Ok(u64::from(mask))
+        }
+        Some(Version::V3) => {
+            let route = v3::affinity_route(mpidr);
+            v3::set_route(intid, route);
+            Ok(route)
+        }
+        None => Err("gic::init has not run"),
+    }
+}
+
+/// Reads back the routing of SPI `intid`: the `GICD_ITARGETSR<n>` byte (GICv2) or
+/// `GICD_IROUTER<n>` (GICv3).
+pub fn spi_route(intid: u32) -> u64 {
+    match version() {
+        Some(Version::V2) => u64::from(v2::targets(intid)),
+        Some(Version::V3) => v3::route(intid),
+        None => 0,
+    }
+}
+
+/// Trigger mode of an interrupt (`GICD_ICFGR` / `GICR_ICFGR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// Level-sensitive: pending while the input line is asserted.
+    Level,
+    /// Edge-triggered: a rising edge makes it pending.
+    Edge,
+}
+
+/// Sets the trigger mode of PPI or SPI `intid` (PPIs on the calling CPU; an implementation
+/// may fix a PPI's mode, making the write ignored).
+pub fn set_trigger(intid: u32, trigger: Trigger) {
+    let edge = trigger == Trigger::Edge;
+    match version() {
+        Some(Version::V2) => v2::set_edge(intid, edge),
+        Some(Version::V3) => v3::set_edge(intid, edge),
+        None => {}
+    }
+}
+
+/// Reads the trigger mode of `intid`.
+pub fn trigger(intid: u32) -> Trigger {
+    let edge = match version() {
+        Some(Version::V2) => v2::is_edge(intid),
+        Some(Version::V3) => v3::is_edge(intid),
+        None => false,
+    };
+    if edge {
+        Trigger::Edge
+    } else {
+        Trigger::Level
+    }
+}
+
 /// Sets the priority of `intid` (lower = more urgent; an implementation may ignore low bits,
 /// so use multiples of 0x10).
 pub fn set_priority(intid: u32, priority: u8) {
@@ -284,6 +360,12 @@ fn write8(addr: usize, value: u8) {
 fn read64(addr: usize) -> u64 {
     // SAFETY: as in `read32`, aligned to 8.
     unsafe { (addr as *const u64).read_volatile() }
+}
+
+/// Register offset and `Int_config[1]` bit (1 = edge) of `intid` in `ICFGR` (two bits per
+/// interrupt).
+fn cfg_reg(intid: u32) -> (usize, u32) {
+    ((intid / 16) as usize * 4, 1 << ((intid % 16) * 2 + 1))
 }
 
 /// Register index and bit of `intid` in a one-bit-per-interrupt register bank.

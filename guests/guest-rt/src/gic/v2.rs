@@ -1,6 +1,6 @@
 //! GICv2: distributor (`GICD`) and memory-mapped CPU interface (`GICC`) registers.
 
-use super::{bit_reg, cpu_if_base, gicd, read32, write32, write8, SPI_BASE};
+use super::{bit_reg, cfg_reg, cpu_if_base, gicd, read32, write32, write8, SPI_BASE};
 use aarch64_cpu::asm::barrier;
 
 /// `GICD_CTLR` (bit 0 EnableGrp0, bit 1 EnableGrp1).
@@ -19,6 +19,8 @@ const GICD_ICPENDR: usize = 0x280;
 const GICD_IPRIORITYR: usize = 0x400;
 /// `GICD_ITARGETSRn` (byte accessible; 0..7 read as the reading CPU's own mask).
 const GICD_ITARGETSR: usize = 0x800;
+/// `GICD_ICFGRn` (two bits per interrupt; bit 1 of a field = edge-triggered).
+const GICD_ICFGR: usize = 0xc00;
 /// `GICD_SGIR`.
 const GICD_SGIR: usize = 0xf00;
 /// `GICD_SGIR.TargetListFilter` = 0b10: only the requesting CPU.
@@ -71,6 +73,29 @@ pub fn set_enable(intid: u32, on: bool) {
         write8(gicd() + GICD_ITARGETSR + intid as usize, mask.max(1));
     }
     write32(gicd() + reg + off, bit);
+}
+
+/// Sets SPI `intid`'s `GICD_ITARGETSR` byte (bit n = CPU interface n).
+pub fn set_targets(intid: u32, mask: u8) {
+    write8(gicd() + GICD_ITARGETSR + intid as usize, mask);
+}
+
+/// Reads `intid`'s `GICD_ITARGETSR` byte.
+pub fn targets(intid: u32) -> u8 {
+    let word = read32(gicd() + GICD_ITARGETSR + (intid as usize & !3));
+    (word >> ((intid % 4) * 8)) as u8
+}
+
+pub fn set_edge(intid: u32, edge: bool) {
+    let (off, bit) = cfg_reg(intid);
+    let addr = gicd() + GICD_ICFGR + off;
+    let v = read32(addr);
+    write32(addr, if edge { v | bit } else { v & !bit });
+}
+
+pub fn is_edge(intid: u32) -> bool {
+    let (off, bit) = cfg_reg(intid);
+    read32(gicd() + GICD_ICFGR + off) & bit != 0
 }
 
 pub fn set_priority(intid: u32, priority: u8) {

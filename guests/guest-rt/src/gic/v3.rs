@@ -1,7 +1,9 @@
 //! GICv3: distributor (`GICD`, affinity routing) and redistributors (`GICR`, 128 KiB per CPU:
 //! `RD_base` then `SGI_base`); the CPU interface is in [`super::icc`].
 
-use super::{bit_reg, gicd, icc, read32, read64, this_cpu_data, write32, write8, SPI_BASE};
+use super::{
+    bit_reg, cfg_reg, gicd, icc, read32, read64, this_cpu_data, write32, write8, SPI_BASE,
+};
 
 /// `GICD_CTLR`: bit 0 EnableGrp1 (NS view; EnableGrp0 when DS = 1), bit 1 EnableGrp1A
 /// (EnableGrp1 when DS = 1), bit 4 ARE_NS (ARE when DS = 1), bit 31 RWP.
@@ -21,6 +23,8 @@ const GICD_ISPENDR: usize = 0x0200;
 const GICD_ICPENDR: usize = 0x0280;
 /// `GICD_IPRIORITYRn`.
 const GICD_IPRIORITYR: usize = 0x0400;
+/// `GICD_ICFGRn` (two bits per interrupt; bit 1 of a field = edge-triggered).
+const GICD_ICFGR: usize = 0x0c00;
 /// `GICD_IROUTERn` (64-bit, n >= 32).
 const GICD_IROUTER: usize = 0x6000;
 
@@ -41,6 +45,7 @@ const GICR_ICENABLER0: usize = 0x0180;
 const GICR_ISPENDR0: usize = 0x0200;
 const GICR_ICPENDR0: usize = 0x0280;
 const GICR_IPRIORITYR: usize = 0x0400;
+const GICR_ICFGR0: usize = 0x0c00;
 
 fn wait_rwp() {
     while read32(gicd() + GICD_CTLR) & GICD_CTLR_RWP != 0 {
@@ -118,11 +123,7 @@ pub fn set_enable(intid: u32, on: bool) {
     let (off, bit) = bit_reg(intid);
     if !local && on {
         // Route the SPI to this CPU (Interrupt_Routing_Mode 0, affinity of this CPU).
-        let mpidr = crate::smp::this_mpidr();
-        let route = ((mpidr >> 32) & 0xff) << 32 | (mpidr & 0xff_ffff);
-        let addr = gicd() + GICD_IROUTER + intid as usize * 8;
-        write32(addr, route as u32);
-        write32(addr + 4, (route >> 32) as u32);
+        set_route(intid, affinity_route(crate::smp::this_mpidr()));
     }
     let reg = match (local, on) {
         (true, true) => GICR_ISENABLER0,
@@ -134,6 +135,46 @@ pub fn set_enable(intid: u32, on: bool) {
     if !local {
         wait_rwp();
     }
+}
+
+/// The `GICD_IROUTER` value naming the CPU with affinity `mpidr` (`Interrupt_Routing_Mode`
+/// 0): Aff3 in [39:32], Aff2..Aff0 in [23:0].
+pub fn affinity_route(mpidr: u64) -> u64 {
+    ((mpidr >> 32) & 0xff) << 32 | (mpidr & 0xff_ffff)
+}
+
+/// Writes SPI `intid`'s `GICD_IROUTER` (two 32-bit halves, low first).
+pub fn set_route(intid: u32, route: u64) {
+    let addr = gicd() + GICD_IROUTER + intid as usize * 8;
+    write32(addr, route as u32);
+    write32(addr + 4, (route >> 32) as u32);
+}
+
+/// Reads SPI `intid`'s `GICD_IROUTER`.
+pub fn route(intid: u32) -> u64 {
+    let addr = gicd() + GICD_IROUTER + intid as usize * 8;
+    u64::from(read32(addr)) | u64::from(read32(addr + 4)) << 32
+}
+
+fn cfg_addr(intid: u32) -> usize {
+    let (base, local) = base_for(intid);
+    let (off, _) = cfg_reg(intid);
+    base + if local { GICR_ICFGR0 } else { GICD_ICFGR } + off
+}
+
+pub fn set_edge(intid: u32, edge: bool) {
+    let (_, bit) = cfg_reg(intid);
+    let addr = cfg_addr(intid);
+    let v = read32(addr);
+    write32(addr, if edge { v | bit } else { v & !bit });
+    if intid >= SPI_BASE {
+        wait_rwp();
+    }
+}
+
+pub fn is_edge(intid: u32) -> bool {
+    let (_, bit) = cfg_reg(intid);
+    read32(cfg_addr(intid)) & bit != 0
 }
 
 pub fn set_priority(intid: u32, priority: u8) {
