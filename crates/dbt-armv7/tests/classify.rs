@@ -1,5 +1,6 @@
 //! Directed tests of the decoder's classification (seed 004 Table 1, completed).
 
+use dbt_armv7::decode::{Hint, Op};
 use dbt_armv7::{decode_a32, decode_thumb, Class, Insn};
 
 fn a(w: u32) -> Insn {
@@ -176,7 +177,11 @@ fn undefined_and_unpredictable() {
     assert!(t(0xfa91, 0xf082).info().unpredictable); // rev with Rn != Rm
     assert!(t(0xde00, 0).info().undefined);
     assert!(t(0xf7f0, 0xa000).info().undefined); // udf.w
-                                                 // classes
+                                                 // Unallocated memory hints (A5.7.1 110x001, op2 xxx0) execute as NOP (found by diff_undef).
+    assert_eq!(a(0xf61bc7e7).op, Op::Hint(Hint::Nop));
+    assert_eq!(a(0xf697ef0b).op, Op::Hint(Hint::Nop));
+    assert!(a(0xf6900010).info().undefined); // same space with op2 xxx1
+                                             // classes
     assert_eq!(a(0xe8fd800f).class, Class::A32LdmExcRet);
     assert_eq!(t(0xbf08, 0).class, Class::T16It);
 }

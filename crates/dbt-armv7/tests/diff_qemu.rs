@@ -14,77 +14,15 @@
 
 mod common;
 
-use common::{a32, elf32, qemu_arm, record_coverage, run_user, t32_blx_to_arm, Rng};
+use common::harness::{
+    build, random_regs, regs_pair, run_batch, scratch, Case, BASE, DST, END, REC, SCR, SRC,
+};
+use common::{qemu_arm, record_coverage, run_user, Rng};
 use dbt_armv7::decode::{self, MemOff, Op};
 use dbt_armv7::{Cpu, Exit, FlatRam, Insn};
-use std::fmt::Write as _;
 
-const BASE: u32 = 0x10000;
-const CODE: u32 = 0x11000;
-const TABLES: u32 = 0x80000;
-const OUT: u32 = 0x90000;
-const SRC: u32 = 0xa0000;
-const DST: u32 = 0xb0000;
-const SCR: u32 = 8192;
-const END: u32 = 0xb4000;
-const REC: usize = 60 + SCR as usize;
 /// Where the pre-filter runs candidate sequences.
 const PROBE: u32 = 0x40000;
-
-#[derive(Clone, Debug)]
-struct Case {
-    thumb: bool,
-    /// A32 words, or Thumb halfwords (one per entry).
-    code: Vec<u32>,
-    regs: [u32; 16],
-}
-
-impl Case {
-    fn line(&self) -> String {
-        let mut s = String::from(if self.thumb { "t32:" } else { "a32:" });
-        for w in &self.code {
-            if self.thumb {
-                write!(s, " {w:04x}").unwrap();
-            } else {
-                write!(s, " {w:08x}").unwrap();
-            }
-        }
-        s.push_str(" regs:");
-        for r in &self.regs {
-            write!(s, " {r:x}").unwrap();
-        }
-        s
-    }
-}
-
-fn regs_pair(thumb: bool) -> (u8, u8) {
-    if thumb {
-        (7, 6)
-    } else {
-        (11, 10)
-    }
-}
-
-fn random_regs(rng: &mut Rng, thumb: bool) -> [u32; 16] {
-    let mut r = [0u32; 16];
-    for v in r.iter_mut().take(15) {
-        *v = match rng.below(8) {
-            0 => 0,
-            1 => 0xffff_ffff,
-            2 => 0x8000_0000 ^ rng.below(4),
-            3 => 0x7fff_ffff - rng.below(4),
-            4 => rng.below(256),
-            5 => rng.u32() & 0x8080_8080 | rng.below(0x100),
-            _ => rng.u32(),
-        };
-    }
-    let (base, idx) = regs_pair(thumb);
-    r[base as usize] = DST + SCR / 2;
-    r[idx as usize] = 4 * (1 + rng.below(9));
-    r[13] = OUT + 56;
-    r[15] = rng.u32() & 0xf80f_0000;
-    r
-}
 
 /// Whether a decoded instruction is usable in a user-level differential case.
 fn acceptable(i: &Insn, thumb: bool, in_it: bool) -> bool {
@@ -234,23 +172,11 @@ fn random_code(rng: &mut Rng, thumb: bool) -> Vec<u32> {
     code
 }
 
-fn code_bytes(c: &Case) -> Vec<u8> {
-    let mut b = Vec::new();
-    for &w in &c.code {
-        if c.thumb {
-            b.extend_from_slice(&(w as u16).to_le_bytes());
-        } else {
-            b.extend_from_slice(&w.to_le_bytes());
-        }
-    }
-    b
-}
-
 /// Runs a case's sequence alone in the interpreter; `Err` if it raises an exception.
 fn probe(ram: &mut FlatRam, c: &Case) -> Result<(), String> {
     let src = ram.mem[(SRC - BASE) as usize..(SRC - BASE + SCR) as usize].to_vec();
     ram.load(DST as u64, &src);
-    let bytes = code_bytes(c);
+    let bytes = c.bytes();
     ram.load(PROBE as u64, &bytes);
     let end = PROBE + bytes.len() as u32;
     let mut cpu = Cpu::new_user(c.thumb);
@@ -271,165 +197,6 @@ fn probe(ram: &mut FlatRam, c: &Case) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-struct Image {
-    bytes: Vec<u8>,
-    entry: u32,
-}
-
-fn build(cases: &[Case], src: &[u8]) -> Image {
-    let mut img = vec![0u8; (END - BASE) as usize];
-    let put32 = |img: &mut Vec<u8>, at: u32, v: u32| {
-        let o = (at - BASE) as usize;
-        img[o..o + 4].copy_from_slice(&v.to_le_bytes());
-    };
-    img[(SRC - BASE) as usize..(SRC - BASE + SCR) as usize].copy_from_slice(src);
-    let mut pc = CODE;
-    let emit = |img: &mut Vec<u8>, pc: &mut u32, w: u32| {
-        put32(img, *pc, w);
-        *pc += 4;
-    };
-    for (k, c) in cases.iter().enumerate() {
-        let table = TABLES + 64 * k as u32;
-        for r in 0..16 {
-            put32(&mut img, table + 4 * r as u32, c.regs[r]);
-        }
-        for w in a32::mov32(0, SRC) {
-            emit(&mut img, &mut pc, w);
-        }
-        for w in a32::mov32(1, DST) {
-            emit(&mut img, &mut pc, w);
-        }
-        emit(&mut img, &mut pc, a32::movw(2, SCR / 4));
-        let lp = pc;
-        emit(&mut img, &mut pc, a32::ldr_post4(3, 0));
-        emit(&mut img, &mut pc, a32::str_post4(3, 1));
-        emit(&mut img, &mut pc, a32::subs_imm(2, 2, 1));
-        let at = pc;
-        emit(&mut img, &mut pc, a32::b(1, at, lp));
-        for w in a32::mov32(0, table) {
-            emit(&mut img, &mut pc, w);
-        }
-        emit(&mut img, &mut pc, a32::ldr_imm(1, 0, 60));
-        emit(&mut img, &mut pc, a32::MSR_APSR_NZCVQG_R1);
-        emit(&mut img, &mut pc, 0xf57f_f01f); // CLREX
-        emit(&mut img, &mut pc, a32::LDM_R0_R0_R14);
-        if c.thumb {
-            let at = pc;
-            emit(&mut img, &mut pc, a32::blx_to_thumb(at, at + 4));
-            let bytes = code_bytes(c);
-            let o = (pc - BASE) as usize;
-            img[o..o + bytes.len()].copy_from_slice(&bytes);
-            pc += bytes.len() as u32;
-            let epi = (pc + 4 + 3) & !3;
-            let [h1, h2] = t32_blx_to_arm(pc, epi);
-            let o = (pc - BASE) as usize;
-            img[o..o + 2].copy_from_slice(&h1.to_le_bytes());
-            img[o + 2..o + 4].copy_from_slice(&h2.to_le_bytes());
-            pc = epi;
-        } else {
-            for &w in &c.code {
-                emit(&mut img, &mut pc, w);
-            }
-        }
-        emit(&mut img, &mut pc, a32::STMDB_SP_R0_R12_R14);
-        emit(&mut img, &mut pc, a32::MRS_R0_CPSR);
-        emit(&mut img, &mut pc, a32::STR_R0_SP);
-        for (buf, len) in [(OUT, 60), (DST, SCR)] {
-            emit(&mut img, &mut pc, a32::mov_imm(0, 1));
-            for w in a32::mov32(1, buf) {
-                emit(&mut img, &mut pc, w);
-            }
-            emit(&mut img, &mut pc, a32::movw(2, len));
-            emit(&mut img, &mut pc, a32::mov_imm(7, 4));
-            emit(&mut img, &mut pc, a32::SVC0);
-        }
-        assert!(pc < TABLES - 0x1000, "too many cases for one image");
-    }
-    emit(&mut img, &mut pc, a32::mov_imm(0, 0));
-    emit(&mut img, &mut pc, a32::mov_imm(7, 1));
-    emit(&mut img, &mut pc, a32::SVC0);
-    Image {
-        bytes: elf32(BASE, CODE, &img),
-        entry: CODE,
-    }
-}
-
-fn describe(c: &Case, q: &[u8], o: &[u8]) -> String {
-    let w = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
-    let mut s = format!("{}\n", c.line());
-    let names = [
-        "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr",
-        "cpsr",
-    ];
-    for (i, n) in names.iter().enumerate() {
-        let (a, b) = (w(q, i), w(o, i));
-        if a != b {
-            writeln!(s, "  {n}: qemu {a:#010x} ours {b:#010x}").unwrap();
-        }
-    }
-    if let Some(p) = (60..REC).find(|&k| q[k] != o[k]) {
-        writeln!(s, "  scratch differs first at +{:#x}", p - 60).unwrap();
-    }
-    s
-}
-
-/// Masks the CPSR word of a record to the compared bits (NZCVQ, GE).
-fn normalise(rec: &mut [u8]) {
-    let c = u32::from_le_bytes(rec[56..60].try_into().unwrap()) & 0xf80f_0000;
-    rec[56..60].copy_from_slice(&c.to_le_bytes());
-}
-
-fn run_batch(cases: &[Case], src: &[u8], stats: &mut Vec<u64>, tag: &str) -> Vec<String> {
-    let img = build(cases, src);
-    let dir = std::env::temp_dir().join(format!("dbt-armv7-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{tag}.elf"));
-    std::fs::write(&path, &img.bytes).unwrap();
-    // qemu-arm refuses to load a file without execute permission.
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let q = std::process::Command::new(qemu_arm())
-        .arg(&path)
-        .output()
-        .expect("running qemu-arm (apt-get install -y qemu-user)");
-    if std::env::var("DBT_DIFF_KEEP").is_err() {
-        let _ = std::fs::remove_file(&path);
-        let _ = std::fs::remove_dir(&dir);
-    } else {
-        eprintln!("kept {}", path.display());
-    }
-    let ours = run_user(BASE, &img.bytes, img.entry, 200_000_000, Some(stats));
-    let mut fails = Vec::new();
-    let ours = match ours {
-        Ok(o) => o,
-        Err(e) => {
-            fails.push(format!("{tag}: interpreter stopped: {e}"));
-            Vec::new()
-        }
-    };
-    if !q.status.success() {
-        fails.push(format!(
-            "{tag}: qemu-arm exited with {:?} after {} cases: {}",
-            q.status,
-            q.stdout.len() / REC,
-            String::from_utf8_lossy(&q.stderr)
-        ));
-    }
-    for (k, c) in cases.iter().enumerate() {
-        let r = k * REC..(k + 1) * REC;
-        let (Some(qr), Some(or)) = (q.stdout.get(r.clone()), ours.get(r)) else {
-            fails.push(format!("{tag} case {k}: missing output\n{}", c.line()));
-            break;
-        };
-        let (mut qr, mut or) = (qr.to_vec(), or.to_vec());
-        normalise(&mut qr);
-        normalise(&mut or);
-        if qr != or {
-            fails.push(format!("{tag} case {k}: {}", describe(c, &qr, &or)));
-        }
-    }
-    fails
 }
 
 fn parse_corpus_line(line: &str, rng: &mut Rng) -> Option<Case> {
@@ -453,11 +220,7 @@ fn parse_corpus_line(line: &str, rng: &mut Rng) -> Option<Case> {
             rr[k] = u32::from_str_radix(h, 16).expect("hex");
         }
     }
-    Some(Case {
-        thumb,
-        code,
-        regs: rr,
-    })
+    Some(Case::new(thumb, code, rr))
 }
 
 #[test]
@@ -472,7 +235,7 @@ fn differential_vs_qemu_arm() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
     let mut rng = Rng(seed | 1);
-    let src: Vec<u8> = (0..SCR).map(|_| rng.u32() as u8).collect();
+    let src = scratch(&mut rng);
     let mut probe_ram = FlatRam::new(BASE as u64, (END - BASE) as usize);
     probe_ram.load(SRC as u64, &src);
 
@@ -503,11 +266,8 @@ fn differential_vs_qemu_arm() {
     while random.len() < count {
         let thumb = random.len() % 2 == 1;
         let code = random_code(&mut rng, thumb);
-        let c = Case {
-            thumb,
-            regs: random_regs(&mut rng, thumb),
-            code,
-        };
+        let regs = random_regs(&mut rng, thumb);
+        let c = Case::new(thumb, code, regs);
         match probe(&mut probe_ram, &c) {
             Ok(()) => random.push(c),
             Err(_) => rejected += 1,
@@ -547,12 +307,9 @@ fn differential_vs_qemu_arm() {
 fn harness_round_trip_without_qemu() {
     // The harness itself on the interpreter: an empty A32 case dumps the table registers.
     let mut rng = Rng(7);
-    let src: Vec<u8> = (0..SCR).map(|_| rng.u32() as u8).collect();
-    let c = Case {
-        thumb: false,
-        code: vec![0xe1a0_0000],
-        regs: random_regs(&mut rng, false),
-    };
+    let src = scratch(&mut rng);
+    let regs = random_regs(&mut rng, false);
+    let c = Case::new(false, vec![0xe1a0_0000], regs);
     let img = build(std::slice::from_ref(&c), &src);
     if let Ok(p) = std::env::var("DBT_DIFF_DUMP") {
         std::fs::write(p, &img.bytes).unwrap();

@@ -1099,8 +1099,9 @@ fn uncond_misc(w: u32) -> Insn {
         },
         // PLI (immediate), PLD/PLDW (immediate/literal)
         0b1000101 | 0b1001101 | 0b1010001 | 0b1011001 | 0b1010101 | 0b1011101 => preload(false),
-        // unallocated memory hints: NOP
+        // unallocated memory hints: NOP (ARM ARM A5.7.1: 100x001, and 110x001 with op2 xxx0)
         0b1000001 | 0b1001001 => insn(w, Op::Hint(Hint::Nop), Class::A32Preload),
+        0b1100001 | 0b1101001 if op2 & 1 == 0 => insn(w, Op::Hint(Hint::Nop), Class::A32Preload),
         0b1100101 | 0b1101101 | 0b1110001 | 0b1111001 | 0b1110101 | 0b1111101 if op2 & 1 == 0 => {
             preload(true)
         }

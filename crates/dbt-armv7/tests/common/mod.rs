@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod harness;
+
 use dbt_armv7::{Bus, Cpu, Exit, FlatRam};
 use std::path::PathBuf;
 
@@ -110,6 +112,17 @@ pub fn run_user(
     budget: u64,
     stats: Option<&mut Vec<u64>>,
 ) -> Result<Vec<u8>, String> {
+    run_user_partial(base, image, entry, budget, stats).map_err(|(e, _)| e)
+}
+
+/// As [`run_user`], but an error also returns what was written before it.
+pub fn run_user_partial(
+    base: u32,
+    image: &[u8],
+    entry: u32,
+    budget: u64,
+    stats: Option<&mut Vec<u64>>,
+) -> Result<Vec<u8>, (String, Vec<u8>)> {
     let mut ram = FlatRam::new(base as u64, image.len() + 0x1000);
     ram.load(base as u64, image);
     let mut cpu = Cpu::new_user(entry & 1 != 0);
@@ -146,7 +159,10 @@ pub fn run_user(
             *a += b;
         }
     }
-    res.map(|_| out)
+    match res {
+        Ok(()) => Ok(out),
+        Err(e) => Err((e, out)),
+    }
 }
 
 /// Path of `qemu-arm`, or a panic telling how to install it.
