@@ -1,7 +1,7 @@
 //! Per-physical-CPU data, reached through `TPIDR_EL2`.
 
 use alloc::boxed::Box;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use el2_core::{read_sysreg, write_sysreg};
 
 /// Largest number of physical CPUs the hypervisor drives.
@@ -20,6 +20,10 @@ pub struct PerCpu {
     pub online: AtomicBool,
     /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
     pub slice_end: AtomicU64,
+    /// The vCPU (its `Vcpu` address) whose FP/SIMD state this CPU's registers still hold
+    /// since it was put (its memory copy is identical), 0 if none. EL2 code never touches
+    /// FP/SIMD (softfloat target), so only another vCPU's FP restore changes them.
+    pub fp_owner: AtomicUsize,
     /// This CPU's list-register backend (only this CPU uses it).
     pub lrs: spin::Mutex<Option<super::vgic_glue::HostLrs>>,
 }
@@ -41,6 +45,7 @@ pub fn init_all(mpidrs: &[u64]) {
                     gic: spin::Once::new(),
                     online: AtomicBool::new(false),
                     slice_end: AtomicU64::new(0),
+                    fp_owner: AtomicUsize::new(0),
                     lrs: spin::Mutex::new(None),
                 }))
             })
@@ -59,6 +64,14 @@ pub fn set_current(index: usize, gic: super::gic::CpuGic) {
         cpu.gic.call_once(|| gic);
         write_sysreg!("tpidr_el2", *cpu as *const PerCpu as u64);
         *cpu.lrs.lock() = super::vgic_glue::init_cpu();
+    }
+}
+
+/// Forgets every CPU's resident FP/SIMD state (a VM restart resets its vCPUs' FP state in
+/// memory, so registers left from before must not be reused).
+pub fn forget_fp_state() {
+    for c in all() {
+        c.fp_owner.store(0, Ordering::Release);
     }
 }
 

@@ -156,8 +156,17 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let mut slice_end = shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
     program_timer(slice_end, ptimer);
     let mut stats = ExitStats::default();
-    let cpu = percpu::current().index;
+    let this_cpu = percpu::current();
+    let cpu = this_cpu.index;
     ctx.controls.vttbr_el2 = super::vm::vmid_for_load(vm, cpu);
+    // Lazy FP/SIMD across put/load: when this CPU's FP registers still hold this vCPU's
+    // state (nothing restored another vCPU's since it was put here), run with FP enabled
+    // instead of taking a trap to restore the same values.
+    let me_id = vcpu as *const _ as usize;
+    ctx.fp_loaded = this_cpu.fp_owner.load(Ordering::Acquire) == me_id;
+    if !ctx.fp_loaded {
+        this_cpu.fp_owner.store(0, Ordering::Release);
+    }
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
     unsafe { sw.vcpu_load(ctx) };
     if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
@@ -239,9 +248,14 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
             break;
         }
     }
+    let fp_in_registers = ctx.fp_loaded;
     // SAFETY: the vCPU loaded on this CPU.
     unsafe { sw.vcpu_put(ctx) };
     super::vm::vmid_put(cpu);
+    if fp_in_registers {
+        // Saved to memory by vcpu_put, and still in the registers.
+        this_cpu.fp_owner.store(me_id, Ordering::Release);
+    }
     if let (Some(vg), Some(l)) = (&vm.vgic, lrs) {
         let _ = vg.lock().vcpu_put(me, l);
     }
@@ -347,7 +361,15 @@ fn handle_sync(
         }
         Exit::DataAbort(da) => {
             let far = if da.fnv { 0 } else { da.far };
-            match classify_abort(vm, &da) {
+            // Fast path, the common MMIO exit: a translation fault outside guest RAM goes
+            // straight to the bus (what `classify` would decide, without building its input).
+            let in_ram = da.ipa.wrapping_sub(vm.ram_ipa) < vm.ram_size;
+            let plain_mmio = !in_ram && da.dfsc & 0x3c == 0x04 && !da.s1ptw;
+            match if plain_mmio {
+                FaultAction::Mmio
+            } else {
+                classify_abort(vm, &da, in_ram)
+            } {
                 FaultAction::Mmio | FaultAction::PopulateRam => {}
                 FaultAction::Retry => {
                     stats.count(ExitReason::DirtyLog);
@@ -483,11 +505,10 @@ fn handle_sync(
 
 /// What to do with a guest data abort, by [`stage2::classify`]: guest RAM is looked up in
 /// the Stage-2 tables (dirty logging, races with table changes); every other IPA goes to the
-/// MMIO bus, which answers or refuses (external abort) by itself. The RAM check is the only
-/// extra work on the MMIO path: a range compare.
-fn classify_abort(vm: &Vm, da: &exit::DataAbort) -> FaultAction {
+/// MMIO bus, which answers or refuses (external abort) by itself. `in_ram`: the IPA lies in
+/// the VM's RAM.
+fn classify_abort(vm: &Vm, da: &exit::DataAbort, in_ram: bool) -> FaultAction {
     let (kind, level) = S2FaultKind::from_fsc(da.dfsc);
-    let in_ram = da.ipa.wrapping_sub(vm.ram_ipa) < vm.ram_size;
     let (region, dirty_logged, mapped_now) = if in_ram {
         let s2 = vm.stage2.lock();
         (
@@ -594,12 +615,22 @@ fn smccc_call(vm: &Vm, me: usize, ctx: &mut VcpuContext, stats: &ExitStats) -> N
 
 /// With `vm_reset=restart`, a VM that called `SYSTEM_RESET` is reloaded and started
 /// again once none of its vCPUs runs any more (the last one to stop does it).
+/// Serializes [`maybe_restart`] attempts (restarts are rare; one lock for all VMs).
+static RESTART: spin::Mutex<()> = spin::Mutex::new(());
+
 fn maybe_restart(t: &Thread) {
     let Some(cfg) = CONFIG.get() else { return };
     let vm = &*t.vm;
     let restart = cfg.reset == ResetPolicy::Restart || vm.restart_on_reset;
     if !restart || *vm.end.lock() != Some(VmEnd::Reset) {
         return;
+    }
+    // Attempts are serialized: two CPUs leaving the VM at once must not each see the other's
+    // `try_lock` below and both give up (nobody would restart the VM). The last vCPU thread
+    // to drop its state lock then always succeeds.
+    let _one_at_a_time = RESTART.lock();
+    if *vm.end.lock() != Some(VmEnd::Reset) {
+        return; // restarted by the attempt we waited for
     }
     // Only proceed when every vCPU lock is free (no other CPU is inside the VM).
     let guards: Option<alloc::vec::Vec<_>> = vm.vcpus.iter().map(|v| v.state.try_lock()).collect();
@@ -630,6 +661,7 @@ fn maybe_restart(t: &Thread) {
         }
     }
     vm.uart.lock().reset();
+    percpu::forget_fp_state();
     *vm.end.lock() = None;
     vm.ended.store(false, Ordering::Release);
     crate::hv_log!("{}: restarted", vm.name);
