@@ -1,5 +1,5 @@
 //! `cargo xtask bench --linux`: whole-guest overhead. Boots the Linux guest (2 vCPUs on 2
-//! CPUs, GICv3) under `-icount shift=0` natively and under the hypervisor, and compares the
+//! CPUs, GICv2 and GICv3) under `-icount shift=0` natively and under the hypervisor, and compares the
 //! kernel's own timestamp of `Run /init as init process`: virtual nanoseconds since the
 //! guest's counter started, i.e. instructions executed by all CPUs (guest and EL2) plus idle
 //! time QEMU skipped (`sleep=off`), identical from run to run.
@@ -21,22 +21,23 @@ const CPUS: u32 = 2;
 /// The kernel line whose timestamp is taken.
 pub const INIT_LINE: &str = "Run /init as init process";
 
-/// The cells: native and hypervisor, per CPU, GICv3.
+/// The cells: native and hypervisor, per CPU, on GICv2 and GICv3.
 fn cells() -> Vec<Cell> {
-    [
+    let per_gic = [
         (Cpu::CortexA57, None),
         (Cpu::CortexA57, Some(Backend::Nvhe)),
         (Cpu::Max, None),
         (Cpu::Max, Some(Backend::Vhe)),
         (Cpu::Max, Some(Backend::Nvhe)),
-    ]
-    .into_iter()
-    .map(|(cpu, backend)| Cell {
-        cpu,
-        gic: Gic::V3,
-        backend,
-    })
-    .collect()
+    ];
+    [Gic::V2, Gic::V3]
+        .into_iter()
+        .flat_map(|gic| {
+            per_gic
+                .into_iter()
+                .map(move |(cpu, backend)| Cell { cpu, gic, backend })
+        })
+        .collect()
 }
 
 /// The timestamp (seconds) of the kernel's `Run /init` line in `output`.
@@ -122,9 +123,8 @@ pub fn run(
 
 /// The Linux rows: millions of virtual ns (≈ instructions) to `Run /init`, ratio to native.
 pub fn table(boots: &[(Cell, Option<u64>)]) -> String {
-    let mut s = format!(
-        "Linux boot to `{INIT_LINE}` (2 vCPUs, GICv3): millions of instructions (virtual ns)\n"
-    );
+    let mut s =
+        format!("Linux boot to `{INIT_LINE}` (2 vCPUs): millions of instructions (virtual ns)\n");
     for &(cell, t) in boots {
         let native = boots
             .iter()
