@@ -94,10 +94,11 @@ fn table() -> Vec<(&'static str, Insn, bool, bool)> {
         ("t smc", t(0xf7f0, 0x8000), true, true),
         ("t ldm.w sp!, {r4, pc}", t(0xe8bd, 0x8010), true, false),
         ("t adds", t(0x1840, 0), false, false),
-        // classes the executed tests do not reach (decoded and classified here)
+        // more classes (most are also executed by `systest` now)
         ("pld [r1]", a(0xf5d1f000), false, false),
         ("unallocated mul", a(0xe0700090), true, true),
-        ("mcr2 p15", a(0xfe000f10), false, true),
+        // UNDEFINED, like every `2` coprocessor form on ARMv7 (control flow: it traps)
+        ("mcr2 p15", a(0xfe000f10), true, true),
         ("vldr d0, [r0]", a(0xed900b00), false, false),
         ("vadd.i32 d0, d0, d0", a(0xf2200800), false, false),
         ("vld1.32 {d0}, [r0]", a(0xf420078f), false, false),

@@ -128,9 +128,11 @@ fn run_interpreter(bin: &[u8]) -> (String, Vec<u64>, u64) {
     cpu.set_reg(1, !0);
     cpu.set_reg(2, RAM_BASE as u32);
     cpu.set_pc(LOAD as u32);
-    {
+    loop {
         match cpu.run(&mut bus, 50_000_000) {
-            Exit::Hvc(_) if cpu.reg(0) == 0x8400_0008 => {}
+            // PSCI_VERSION: 1.1, as QEMU's `virt` machine reports.
+            Exit::Hvc(_) if cpu.reg(0) == 0x8400_0000 => cpu.set_reg(0, 0x1_0001),
+            Exit::Hvc(_) if cpu.reg(0) == 0x8400_0008 => break,
             Exit::Budget => panic!(
                 "budget exhausted at {:#x} (mode {:?}, lr {:#x}, spsr {:x?}, dfsr {:#x}); output:\n{}",
                 cpu.reg(15),

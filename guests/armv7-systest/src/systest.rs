@@ -79,6 +79,318 @@ thumb_probe:
     addne r0, #100
     pop {{pc}}
     .arm
+
+    .text
+    .arm
+    .balign 4
+    // Unprivileged loads and stores (A32): r0 = address, r1 = value to store; loads
+    // return the loaded value (0 if the access aborted and was skipped).
+    .global a_ldrt, a_ldrbt, a_strt, a_strbt, a_ldrht, a_strht, a_ldrsbt, a_ldrsht
+a_ldrt:   mov r2, r0
+    mov r0, #0
+    ldrt r0, [r2]
+    bx lr
+a_ldrbt:  mov r2, r0
+    mov r0, #0
+    ldrbt r0, [r2]
+    bx lr
+a_strt:   strt r1, [r0]
+    bx lr
+a_strbt:  strbt r1, [r0]
+    bx lr
+a_ldrht:  mov r2, r0
+    mov r0, #0
+    ldrht r0, [r2], #0
+    bx lr
+a_strht:  strht r1, [r0], #0
+    bx lr
+a_ldrsbt: mov r2, r0
+    mov r0, #0
+    ldrsbt r0, [r2], #0
+    bx lr
+a_ldrsht: mov r2, r0
+    mov r0, #0
+    ldrsht r0, [r2], #0
+    bx lr
+
+    // Exception returns from SVC mode (A32): r0 = SPSR to return with. Each lands at
+    // label 1 in the mode SPSR names, reads CPSR into r0 and goes back to SVC mode.
+    .global a_ldm_excret, a_eret, a_subs_pc_lr
+a_ldm_excret:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr r2, 1f
+    mov r1, #0x77
+    push {{r1, r2}}
+    ldmia sp!, {{r3, pc}}^
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    cmp r3, #0x77
+    orrne r0, r0, #0x100000
+    pop {{r4, pc}}
+a_eret:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr lr, 1f
+    .inst 0xe160006e        // eret
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    pop {{r4, pc}}
+a_subs_pc_lr:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr lr, 1f
+    add lr, lr, #4
+    subs pc, lr, #4
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    pop {{r4, pc}}
+
+    // User-bank STM/LDM (A32): r0 = buffer; buf[0..2] = new SP_usr/LR_usr. Out:
+    // buf[2..4] = SP_usr/LR_usr stored by STM ^, buf[4..6] = SP/LR read in System mode after
+    // LDM ^, buf[6..8] = SP/LR read in System mode before. SP_usr/LR_usr are restored.
+    .global a_usr_regs
+a_usr_regs:
+    push {{r4-r6, lr}}
+    mrs r4, cpsr
+    cps #0x1f
+    mov r5, sp
+    mov r6, lr
+    msr cpsr_c, r4
+    str r5, [r0, #24]
+    str r6, [r0, #28]
+    add r1, r0, #8
+    stm r1, {{sp, lr}}^
+    ldm r0, {{sp, lr}}^
+    nop
+    cps #0x1f
+    mov r5, sp
+    mov r6, lr
+    ldr sp, [r0, #24]
+    ldr lr, [r0, #28]
+    msr cpsr_c, r4
+    str r5, [r0, #16]
+    str r6, [r0, #20]
+    pop {{r4-r6, pc}}
+
+    // SETEND (A32): big-endian load of the word at r0.
+    .global a_setend
+a_setend:
+    setend be
+    ldr r0, [r0]
+    setend le
+    bx lr
+
+    // Coprocessor encodings that are UNDEFINED (each returns to the next instruction).
+    .global a_cp_undef, a_cp2_undef, a_vfp_undef
+a_cp_undef:
+    .inst 0xee000f00        // cdp p15, 0, c0, c0, c0, 0
+    .inst 0xed900f00        // ldc p15, c0, [r0]
+    .inst 0xed800f00        // stc p15, c0, [r0]
+    bx lr
+a_cp2_undef:
+    .inst 0xfe000f10        // mcr2 p15, 0, r0, c0, c0, 0
+    .inst 0xfe100f10        // mrc2 p15, 0, r0, c0, c0, 0
+    bx lr
+a_vfp_undef:
+    .inst 0xee300a00        // vadd.f32 s0, s0, s0
+    .inst 0xed900a00        // vldr s0, [r0]
+    .inst 0xeef10a10        // vmrs r0, fpscr
+    .inst 0xf2200800        // vadd.i32 d0, d0, d0
+    .inst 0xf420078f        // vld1.32 {{d0}}, [r0]
+    bx lr
+
+    .thumb
+    // Unprivileged loads and stores (T32), as the A32 ones.
+    .global t_ldrt, t_strt, t_ldrbt, t_strbt, t_ldrht, t_strht, t_ldrsbt, t_ldrsht
+    .thumb_func
+t_ldrt:   mov r2, r0
+    movs r0, #0
+    ldrt r0, [r2]
+    bx lr
+    .thumb_func
+t_strt:   strt r1, [r0]
+    bx lr
+    .thumb_func
+t_ldrbt:  mov r2, r0
+    movs r0, #0
+    ldrbt r0, [r2]
+    bx lr
+    .thumb_func
+t_strbt:  strbt r1, [r0]
+    bx lr
+    .thumb_func
+t_ldrht:  mov r2, r0
+    movs r0, #0
+    ldrht r0, [r2]
+    bx lr
+    .thumb_func
+t_strht:  strht r1, [r0]
+    bx lr
+    .thumb_func
+t_ldrsbt: mov r2, r0
+    movs r0, #0
+    ldrsbt r0, [r2]
+    bx lr
+    .thumb_func
+t_ldrsht: mov r2, r0
+    movs r0, #0
+    ldrsht r0, [r2]
+    bx lr
+
+    // Exception returns (T32): r0 = SPSR (with T set for the first two).
+    .global t_subs_pc_lr, t_eret, t_srs_rfe
+    .thumb_func
+t_subs_pc_lr:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr.w r1, 1f
+    add lr, r1, #4
+    subs pc, lr, #4
+    .balign 4
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    pop {{r4, pc}}
+    .thumb_func
+t_eret:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr.w lr, 1f
+    .inst.w 0xf3de8f00      // eret (SUBS PC, LR, #0)
+    .balign 4
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    pop {{r4, pc}}
+    // SRS then RFE (T32), landing in A32 state (SPSR.T clear).
+    .thumb_func
+t_srs_rfe:
+    push {{r4, lr}}
+    mrs r4, cpsr
+    msr spsr_fsxc, r0
+    adr.w lr, 1f
+    srsdb sp!, #0x13
+    rfeia sp!
+    .arm
+    .balign 4
+1:  mrs r0, cpsr
+    msr cpsr_fsxc, r4
+    pop {{r4, lr}}
+    bx lr
+    .thumb
+
+    // T32 MRS/MSR: r0 = buffer; buf[0] = value for SPSR and APSR flags. Out: buf[1] = SPSR
+    // read back, buf[2] = CPSR after MSR APSR_nzcvq, buf[3] = CPSR after CPSIE A (T16),
+    // buf[4] = CPSR after CPSID A, buf[5] = CPSR after CPS #0x1f (T32) (then back to SVC).
+    .global t_status
+    .thumb_func
+t_status:
+    push {{r4, r5}}
+    mrs r4, cpsr
+    mrs r5, spsr
+    ldr r1, [r0]
+    msr spsr_fsxc, r1
+    mrs r2, spsr
+    str r2, [r0, #4]
+    msr apsr_nzcvq, r1
+    mrs r2, cpsr
+    str r2, [r0, #8]
+    cpsie a
+    mrs r2, cpsr
+    str r2, [r0, #12]
+    cpsid a
+    mrs r2, cpsr
+    str r2, [r0, #16]
+    cps #0x1f
+    mrs r2, cpsr
+    cps #0x13
+    str r2, [r0, #20]
+    msr spsr_fsxc, r5
+    msr cpsr_fsxc, r4
+    pop {{r4, r5}}
+    bx lr
+
+    // BXJ (T32) to an A32 label: returns 1 there (BXJ behaves as BX).
+    .global t_bxj
+    .thumb_func
+t_bxj:
+    adr.w r1, 1f
+    .inst.w 0xf3c18f00      // bxj r1
+    movs r0, #0
+    bx lr
+    .arm
+    .balign 4
+1:  mov r0, #1
+    bx lr
+    .thumb
+
+    // SETEND (T16): big-endian load of the word at r0.
+    .global t_setend
+    .thumb_func
+t_setend:
+    setend be
+    ldr r0, [r0]
+    setend le
+    bx lr
+
+    // T32 MCR/MRC (TPIDRURW) and MCRR/MRRC (64-bit TTBR0): r0 = buffer; buf[0] = TPIDRURW
+    // value, buf[1..3] = TTBR0 value. Out: buf[3] = TPIDRURW, buf[4..6] = TTBR0 (restored).
+    .global t_cp15
+    .thumb_func
+t_cp15:
+    push {{r4, r5}}
+    ldr r1, [r0]
+    mcr p15, 0, r1, c13, c0, 2
+    mrc p15, 0, r2, c13, c0, 2
+    str r2, [r0, #12]
+    mrrc p15, 0, r4, r5, c2
+    ldrd r2, r3, [r0, #4]
+    mcrr p15, 0, r2, r3, c2
+    mrrc p15, 0, r2, r3, c2
+    strd r2, r3, [r0, #16]
+    mcrr p15, 0, r4, r5, c2
+    pop {{r4, r5}}
+    bx lr
+
+    // PSCI_VERSION through a T32 HVC.
+    .global t_psci_version
+    .thumb_func
+t_psci_version:
+    ldr r0, =0x84000000
+    .inst.w 0xf7e08000      // hvc #0
+    bx lr
+    .ltorg
+
+    // UNDEFINED coprocessor encodings (T32).
+    .global t_cp_undef, t_cp2_undef, t_vfp_undef, t_udf_w
+    .thumb_func
+t_udf_w:
+    udf.w #1
+    bx lr
+    .thumb_func
+t_cp_undef:
+    .inst.w 0xee000f00      // cdp p15, 0, c0, c0, c0, 0
+    .inst.w 0xed900f00      // ldc p15, c0, [r0]
+    .inst.w 0xed800f00      // stc p15, c0, [r0]
+    bx lr
+    .thumb_func
+t_cp2_undef:
+    .inst.w 0xfe000f10      // mcr2 p15, 0, r0, c0, c0, 0
+    .inst.w 0xfe100f10      // mrc2 p15, 0, r0, c0, c0, 0
+    bx lr
+    .thumb_func
+t_vfp_undef:
+    .inst.w 0xee300a00      // vadd.f32 s0, s0, s0
+    .inst.w 0xed900a00      // vldr s0, [r0]
+    .inst.w 0xeef10a10      // vmrs r0, fpscr
+    .inst.w 0xef200800      // vadd.i32 d0, d0, d0
+    .inst.w 0xf920078f      // vld1.32 {{d0}}, [r0]
+    bx lr
+    .arm
 "#
 );
 
@@ -94,6 +406,8 @@ static mut SVC_IMM: u32 = 0;
 #[no_mangle]
 static mut RECOVER: u32 = 0;
 static mut FAILS: u32 = 0;
+/// Data aborts resume after the aborted instruction while this is set.
+static mut SKIP: bool = false;
 
 fn mrc_dfsr() -> u32 {
     let v: u32;
@@ -147,8 +461,17 @@ extern "C" fn exc_handler(kind: u32, frame: *mut u32) {
                     *spsr = (*spsr & !0x1f) | 0x13;
                 }
             }
+            // A 32-bit Thumb instruction: LR_und is its address + 2; resume after it.
+            1 if FROM_THUMB && read_volatile((*lr - 2) as *const u16) >> 11 >= 0b11101 => *lr += 2,
             3 => *lr -= 4,
-            4 => *lr -= 8,
+            4 => {
+                *lr -= 8;
+                if read_volatile(addr_of!(SKIP)) {
+                    // Resume after the aborted instruction.
+                    let wide = FROM_THUMB && read_volatile(*lr as *const u16) >> 11 >= 0b11101;
+                    *lr += if FROM_THUMB && !wide { 2 } else { 4 };
+                }
+            }
             _ => {}
         }
         if RECOVER != 0 {
@@ -404,6 +727,204 @@ fn test_thumb() {
     check("return to thumb state and IT block", r == 7);
 }
 
+/// An unprivileged load/store helper: (address, value to store) -> loaded value.
+type Unpriv = unsafe extern "C" fn(u32, u32) -> u32;
+
+extern "C" {
+    fn a_ldrt(a: u32, v: u32) -> u32;
+    fn a_strt(a: u32, v: u32) -> u32;
+    fn a_ldrbt(a: u32, v: u32) -> u32;
+    fn a_strbt(a: u32, v: u32) -> u32;
+    fn a_ldrht(a: u32, v: u32) -> u32;
+    fn a_strht(a: u32, v: u32) -> u32;
+    fn a_ldrsbt(a: u32, v: u32) -> u32;
+    fn a_ldrsht(a: u32, v: u32) -> u32;
+    fn t_ldrt(a: u32, v: u32) -> u32;
+    fn t_strt(a: u32, v: u32) -> u32;
+    fn t_ldrbt(a: u32, v: u32) -> u32;
+    fn t_strbt(a: u32, v: u32) -> u32;
+    fn t_ldrht(a: u32, v: u32) -> u32;
+    fn t_strht(a: u32, v: u32) -> u32;
+    fn t_ldrsbt(a: u32, v: u32) -> u32;
+    fn t_ldrsht(a: u32, v: u32) -> u32;
+    fn a_ldm_excret(spsr: u32) -> u32;
+    fn a_eret(spsr: u32) -> u32;
+    fn a_subs_pc_lr(spsr: u32) -> u32;
+    fn t_subs_pc_lr(spsr: u32) -> u32;
+    fn t_eret(spsr: u32) -> u32;
+    fn t_srs_rfe(spsr: u32) -> u32;
+    fn a_usr_regs(buf: *mut u32);
+    fn t_status(buf: *mut u32);
+    fn a_setend(a: u32) -> u32;
+    fn t_setend(a: u32) -> u32;
+    fn t_bxj() -> u32;
+    fn t_cp15(buf: *mut u32);
+    fn t_psci_version() -> u32;
+    fn a_cp_undef();
+    fn a_cp2_undef();
+    fn a_vfp_undef();
+    fn t_cp_undef();
+    fn t_udf_w();
+    fn t_cp2_undef();
+    fn t_vfp_undef();
+}
+
+/// Runs an unprivileged load/store helper; returns (aborted, loaded value).
+fn unpriv(f: Unpriv, addr: u32, v: u32) -> (bool, u32) {
+    let before = counts()[4];
+    // SAFETY: the helper is a leaf function; an abort resumes after the faulting access.
+    let r = unsafe {
+        write_volatile(addr_of_mut!(SKIP), true);
+        let r = f(addr, v);
+        write_volatile(addr_of_mut!(SKIP), false);
+        r
+    };
+    (counts()[4] != before, r)
+}
+
+/// LDRT/STRT/LDRBT/STRBT/LDRHT/STRHT/LDRSBT/LDRSHT from SVC mode (short-descriptor MMU on):
+/// `VA` is a User read/write page and `VA + 0x3000` a privileged-only page, both on `DATA`.
+/// `f` = [ldrt, strt, ldrbt, strbt, ldrht, strht, ldrsbt, ldrsht].
+fn test_unpriv(names: [&str; 3], f: [Unpriv; 8]) {
+    let d = addr_of_mut!(DATA) as *mut u32;
+    // SAFETY: DATA is a private static.
+    let rd = |i: usize| unsafe { read_volatile(d.add(i)) };
+    // SAFETY: as above.
+    unsafe {
+        write_volatile(d.add(0x10), 0x8899_aabb);
+        write_volatile(d.add(0x14), 0);
+        write_volatile(d.add(0x15), 0);
+    }
+    let [ldrt, strt, ldrbt, strbt, ldrht, strht, ldrsbt, ldrsht] = f;
+    let u = VA + 0x40;
+    let loads = [
+        (unpriv(ldrt, u, 0), 0x8899_aabb),
+        (unpriv(ldrbt, u, 0), 0xbb),
+        (unpriv(ldrht, u, 0), 0xaabb),
+        (unpriv(ldrsbt, u, 0), 0xffff_ffbb),
+        (unpriv(ldrsht, u, 0), 0xffff_aabb),
+    ];
+    check(names[0], loads.iter().all(|&((f, v), e)| !f && v == e));
+    let stores = [
+        unpriv(strt, VA + 0x50, 0x0102_0304).0,
+        unpriv(strbt, VA + 0x54, 0x1a5).0,
+        unpriv(strht, VA + 0x56, 0x5678_1234).0,
+    ];
+    check(
+        names[1],
+        stores == [false; 3] && rd(0x14) == 0x0102_0304 && rd(0x15) == 0x1234_00a5,
+    );
+    let p = VA + 0x3040;
+    let mut ok = true;
+    for (i, &g) in f.iter().enumerate() {
+        let store = matches!(i, 1 | 3 | 5);
+        let (aborted, _) = unpriv(g, p + 0x10, 0xdead_0000 + i as u32);
+        let dfsr = mrc_dfsr();
+        ok &= aborted
+            && fs_short(dfsr) == 0b01111
+            && (dfsr & 0x800 != 0) == store
+            && mrc_dfar() == p + 0x10;
+    }
+    check(
+        names[2],
+        ok && rd(0x14) == 0x0102_0304 && rd(0x15) == 0x1234_00a5,
+    );
+}
+
+fn test_system() {
+    let svc = cpsr();
+    let base = svc & 0x1c0; // A, I, F as in SVC mode
+    let same_svc = |c: u32| c & 0x3ff == svc & 0x3ff;
+    // SAFETY (all helpers below): leaf functions that return to SVC mode with the AAPCS
+    // callee-saved registers, SP_svc, SPSR_svc and the User/System bank preserved.
+    let s = base | 0x1f | 0x8000_0000 | 0x1000_0000;
+    let r = unsafe { a_ldm_excret(s) };
+    check(
+        "A32 LDM ^ exception return to sys mode",
+        r == s && same_svc(cpsr()),
+    );
+    let s = base | 0x12 | 0x4000_0000;
+    let r = unsafe { a_eret(s) };
+    check(
+        "A32 ERET (SUBS PC, LR, #0) to irq mode",
+        r == s && same_svc(cpsr()),
+    );
+    let s = base | 0x17 | 0x2000_0000;
+    let r = unsafe { a_subs_pc_lr(s) };
+    check(
+        "A32 SUBS PC, LR, #4 to abt mode",
+        r == s && same_svc(cpsr()),
+    );
+    let s = base | 0x1f | 0x6000_0000;
+    let r = unsafe { t_subs_pc_lr(s | 0x20) };
+    check(
+        "T32 SUBS PC, LR, #4 to sys mode, thumb",
+        r == s && same_svc(cpsr()),
+    );
+    let s = base | 0x1b | 0x9000_0000;
+    let r = unsafe { t_eret(s | 0x20) };
+    check("T32 ERET to und mode, thumb", r == s && same_svc(cpsr()));
+    let s = base | 0x1f | 0x3000_0000;
+    let r = unsafe { t_srs_rfe(s) };
+    check("T32 SRS/RFE to sys mode, arm", r == s && same_svc(cpsr()));
+
+    let mut b = [0x4000_1230u32, 0x1234_5679, 0, 0, 0, 0, 0, 0];
+    unsafe { a_usr_regs(b.as_mut_ptr()) };
+    check(
+        "A32 STM/LDM user registers (^)",
+        b[2..4] == b[6..8] && b[4..6] == b[0..2] && b[0..2] != b[6..8],
+    );
+
+    let v = 0x9800_0000 | base | 0x1f;
+    let mut b = [v, 0, 0, 0, 0, 0];
+    unsafe { t_status(b.as_mut_ptr()) };
+    check(
+        "T32 MRS/MSR cpsr and spsr",
+        b[1] == v && b[2] & 0xf800_001f == 0x9800_0013,
+    );
+    check(
+        "T16 CPSIE/CPSID A, T32 CPS #mode",
+        b[3] & 0x100 == 0 && b[4] & 0x100 != 0 && b[5] & 0x1f == 0x1f && same_svc(cpsr()),
+    );
+
+    let d = addr_of_mut!(DATA) as *mut u32;
+    // SAFETY: private static.
+    unsafe { write_volatile(d, 0x1122_3344) };
+    let (a, t) = unsafe { (a_setend(d as u32), t_setend(d as u32)) };
+    check(
+        "A32 SETEND BE load",
+        a == 0x4433_2211 && cpsr() & 0x200 == 0,
+    );
+    check(
+        "T16 SETEND BE load",
+        t == 0x4433_2211 && cpsr() & 0x200 == 0,
+    );
+    check("T32 BXJ to arm state", unsafe { t_bxj() } == 1);
+
+    let mut b = [0x600d_f00du32, 0x4000_4000, 0, 0, 0, 0];
+    unsafe { t_cp15(b.as_mut_ptr()) };
+    check(
+        "T32 MCR/MRC tpidrurw, MCRR/MRRC ttbr0",
+        b[3] == b[0] && b[4..6] == b[1..3],
+    );
+    let v = unsafe { t_psci_version() };
+    check("T32 HVC psci version", v >> 16 >= 1 && v >> 31 == 0);
+
+    let und = |f: unsafe extern "C" fn(), n: u32| {
+        let before = counts()[1];
+        // SAFETY: every instruction of `f` is UNDEFINED and the handler resumes after it.
+        unsafe { f() };
+        counts()[1] == before + n
+    };
+    check("A32 CDP/LDC/STC p15 undefined", und(a_cp_undef, 3));
+    check("A32 MCR2/MRC2 p15 undefined", und(a_cp2_undef, 2));
+    check("A32 VFP/SIMD with CPACR off undefined", und(a_vfp_undef, 5));
+    check("T32 UDF.W undefined", und(t_udf_w, 1));
+    check("T32 CDP/LDC/STC p15 undefined", und(t_cp_undef, 3));
+    check("T32 MCR2/MRC2 p15 undefined", und(t_cp2_undef, 2));
+    check("T32 VFP/SIMD with CPACR off undefined", und(t_vfp_undef, 5));
+}
+
 #[repr(C, align(16384))]
 struct L1([u32; 4096]);
 #[repr(C, align(4096))]
@@ -529,6 +1050,26 @@ fn test_short_mmu() {
         user_read(VA + 0x3000),
     );
     check("user-mode read of user page", !user_read(VA));
+    test_unpriv(
+        [
+            "A32 LDRT/LDRBT/LDRHT/LDRSBT/LDRSHT of user page",
+            "A32 STRT/STRBT/STRHT to user page",
+            "A32 unprivileged accesses to privileged page abort",
+        ],
+        [
+            a_ldrt, a_strt, a_ldrbt, a_strbt, a_ldrht, a_strht, a_ldrsbt, a_ldrsht,
+        ],
+    );
+    test_unpriv(
+        [
+            "T32 LDRT/LDRBT/LDRHT/LDRSBT/LDRSHT of user page",
+            "T32 STRT/STRBT/STRHT to user page",
+            "T32 unprivileged accesses to privileged page abort",
+        ],
+        [
+            t_ldrt, t_strt, t_ldrbt, t_strbt, t_ldrht, t_strht, t_ldrsbt, t_ldrsht,
+        ],
+    );
     // alignment checking
     set_sctlr(sctlr() | 2);
     let (_, f) = try_read(addr_of!(DATA) as u32 + 2);
@@ -645,6 +1186,7 @@ extern "C" fn main() -> ! {
     test_svc_undef();
     test_thumb();
     test_cp15();
+    test_system();
     test_short_mmu();
     test_lpae();
     // SAFETY: single-core counter.

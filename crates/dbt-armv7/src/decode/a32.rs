@@ -952,6 +952,22 @@ pub(crate) fn coproc_generic(w: u32, thumb: bool) -> Insn {
         }
         i
     };
+    // No coprocessor of this model accepts MCR2/MRC2/MCRR2/MRRC2: the ARM ARM makes every
+    // `2` form that targets CP15 or CP14 UNDEFINED (only MCR/MRC/MCRR/MRRC access them),
+    // CP10/CP11 are decoded as VFP, and the others are absent. QEMU agrees (systest).
+    let is_mcr = op1 == 0b000100 || op1 == 0b000101 || (op1 >> 4 == 0b10 && bit(w, 4));
+    if uncond && is_mcr {
+        let cls = if thumb {
+            if op1 >> 4 == 0b10 {
+                Class::T32Mcr
+            } else {
+                Class::T32Mcrr
+            }
+        } else {
+            Class::A32Coproc2
+        };
+        return mk(Op::Undefined, cls);
+    }
     if op1 == 0b000100 || op1 == 0b000101 {
         let to_cp = op1 == 0b000100;
         let rt2 = rn;
