@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: runs the `bench` guest under QEMU with `-icount shift=0` (one guest
 //! instruction = 1 ns of virtual time, so counter deltas are instruction counts, identical
 //! from run to run), under the hypervisor on {cortex-a57 nVHE, max VHE, max nVHE} x {GICv2,
-//! GICv3} and natively (no hypervisor) per CPU and GIC; prints a table and writes
+//! GICv3} and natively (no hypervisor) per CPU and GIC; then the `virtio-test` guest's block
+//! benchmark in the hypervisor cells ([`crate::bench_blk`]); prints the tables and writes
 //! `target/bench/results.json` plus one console log per run.
 
 use std::ffi::OsString;
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
+use crate::bench_blk;
 use crate::build::{self, Guest, Workspace};
 use crate::cli::{Backend, Cpu, Gic, DEFAULT_MEM, HOST_MEM_OVERHEAD};
 use crate::config::VmPlan;
@@ -197,8 +199,8 @@ pub fn fixed_dtb(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
-/// QEMU arguments of `cell` (`hypervisor` and `package` are used only under the hypervisor).
-fn cell_args(
+/// QEMU arguments of `cell` with `smp` physical CPUs (`hypervisor` and `package` are used only under the hypervisor).
+pub fn cell_args(
     cell: Cell,
     smp: u32,
     guest_bin: &Path,
@@ -216,6 +218,7 @@ fn cell_args(
             kernel: hypervisor.to_path_buf(),
             initrd: package.to_path_buf(),
             disk: None,
+            net: crate::cli::Net::None,
         }
         .args(),
         None => {
@@ -300,10 +303,15 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         vcpus: CPUS,
         cmdline: String::new(),
         ends_all: true,
+        mac: None,
     };
     let objcopy = build::find_objcopy(ws)?;
     let hypervisor = build::build_hypervisor(ws, &objcopy)?;
-    build::build_guests(ws, &objcopy, &[GUEST.to_string()])?;
+    build::build_guests(
+        ws,
+        &objcopy,
+        &[GUEST.to_string(), bench_blk::GUEST.to_string()],
+    )?;
     // Private copies: other xtask runs rewrite target/images/ while ours go on.
     let out_dir = ws.root.join("target/bench");
     fs::create_dir_all(&out_dir).io(|| format!("creating {}", out_dir.display()))?;
@@ -319,12 +327,30 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         vcpus: 1,
         cmdline: "vmswitch".into(),
         ends_all: false,
+        mac: None,
     };
     let switch_package = out_dir.join("vmswitch.bin");
     build::write_package(
         &switch_package,
         &build::vm_configs(ws, &[switch_vm("b1"), switch_vm("b2")])?,
     )?;
+    // virtio-blk: the virtio-test guest with `bench`, 1 vCPU.
+    let blk_package = out_dir.join("virtio-blk.bin");
+    let blk_plan = VmPlan {
+        name: bench_blk::GUEST.into(),
+        guest: Guest::Crate(bench_blk::GUEST.into()),
+        kernel: None,
+        initrd: None,
+        mem: DEFAULT_MEM,
+        vcpus: 1,
+        cmdline: bench_blk::CMDLINE.into(),
+        ends_all: true,
+        mac: None,
+    };
+    build::write_package(&blk_package, &build::vm_configs(ws, &[blk_plan])?)?;
+    let blk_bin = out_dir.join("virtio-test.bin");
+    fs::copy(ws.guest_bin(bench_blk::GUEST), &blk_bin)
+        .io(|| "copying the virtio-test image".into())?;
     let guest_bin = out_dir.join("bench.bin");
     fs::copy(ws.guest_bin(GUEST), &guest_bin).io(|| "copying the bench image".into())?;
     let hv_bin = out_dir.join("hypervisor.bin");
@@ -379,6 +405,19 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
     }
     println!("{}", table(&results));
     let mut json_text = to_json(&results);
+    let blk = bench_blk::run(
+        &qemu_path,
+        &out_dir,
+        &blk_bin,
+        &hv_bin,
+        &blk_package,
+        filter,
+    );
+    if !blk.is_empty() {
+        failed += blk.iter().filter(|(_, r)| r.is_none()).count();
+        println!("{}", bench_blk::table(&blk));
+        json_text = bench_blk::add_to_json(&json_text, &blk);
+    }
     if linux {
         let boots = crate::bench_linux::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;
         failed += boots.iter().filter(|(_, t)| t.is_none()).count();
@@ -509,7 +548,7 @@ pub fn exits_table(results: &[(Cell, Results)]) -> String {
 }
 
 /// A JSON string literal (quotes and backslashes escaped; our names have nothing else).
-fn json_str(s: &str) -> String {
+pub fn json_str(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 

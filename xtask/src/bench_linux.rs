@@ -67,6 +67,7 @@ pub fn run(
         vcpus: CPUS,
         cmdline: cmdline.clone(),
         ends_all: true,
+        mac: None,
     };
     let package = out_dir.join("linux-package.bin");
     build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;
@@ -95,6 +96,7 @@ pub fn run(
                 kernel: hypervisor.to_path_buf(),
                 initrd: package.clone(),
                 disk: None,
+                net: crate::cli::Net::None,
             }
             .args(),
         };

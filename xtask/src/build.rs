@@ -341,6 +341,8 @@ pub struct VmConfig {
     pub vcpus: u32,
     /// Guest command line.
     pub cmdline: String,
+    /// MAC address of the VM's virtio-net device (`None`: the hypervisor's default).
+    pub mac: Option<[u8; 6]>,
     /// PSCI SYSTEM_OFF of this VM ends the whole machine (`VM_FLAG_SYSTEM_OFF_ENDS_ALL`).
     pub ends_all: bool,
 }
@@ -375,6 +377,7 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
             kernel,
             initrd,
             cmdline: vm.cmdline.clone(),
+            mac: vm.mac,
         });
     }
     Ok(builder.build())
@@ -430,6 +433,7 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
                 vcpus: p.vcpus,
                 cmdline: p.cmdline.clone(),
                 ends_all: p.ends_all,
+                mac: p.mac,
             })
         })
         .collect()
@@ -572,6 +576,7 @@ mod tests {
             vcpus: 3,
             cmdline: "reset".into(),
             ends_all: false,
+            mac: Some([0x52, 0x54, 0, 0x12, 0x34, 0x60]),
         }])
         .unwrap();
         assert_eq!(&bytes[..8], &vmpkg::MAGIC);
@@ -586,6 +591,7 @@ mod tests {
         assert_eq!(vm.kernel, &[1, 2, 3, 4]);
         assert_eq!(vm.initrd, Some(&[9u8; 5][..]));
         assert_eq!(vm.cmdline, "reset");
+        assert_eq!(vm.mac, Some([0x52, 0x54, 0, 0x12, 0x34, 0x60]));
         fs::remove_dir_all(dir).unwrap();
     }
 

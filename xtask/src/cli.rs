@@ -46,7 +46,8 @@ pub enum Command {
     LinuxNative(LinuxNativeArgs),
     /// Run the `bench` guest under QEMU -icount (instructions per operation, deterministic)
     /// under the hypervisor on {cortex-a57 nVHE, max VHE, max nVHE} x {GICv2, GICv3} and
-    /// natively; print the table and write target/bench/results.json.
+    /// natively, and the virtio-test guest's virtio-blk benchmark under the hypervisor; print
+    /// the tables and write target/bench/results.json.
     Bench(BenchArgs),
 }
 
@@ -133,6 +134,11 @@ pub struct QemuArgs {
     /// slice of it as the VM's /dev/vda (without it, VMs get RAM disks).
     #[arg(long, value_name = "FILE")]
     pub disk: Option<std::path::PathBuf>,
+    /// Network uplink: `user` gives QEMU a virtio-net card on its user-mode network (NAT,
+    /// DHCP 10.0.2.15, gateway 10.0.2.2) that the hypervisor plugs into the VMs' virtual
+    /// switch; `none` has no card [default: none, or the config's [machine] net].
+    #[arg(long, value_enum, value_name = "none|user")]
+    pub net: Option<Net>,
     /// Start QEMU halted with a gdb server on :1234 (-s -S).
     #[arg(long)]
     pub gdb: bool,
@@ -243,6 +249,38 @@ impl Gic {
     }
 }
 
+/// The physical network QEMU gives the machine (the uplink of the VMs' virtual switch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Net {
+    /// No network card (`-nic none`): the VMs only reach each other.
+    #[default]
+    None,
+    /// A virtio-mmio net card on QEMU's user-mode network (`-netdev user`).
+    User,
+}
+
+impl Net {
+    /// The name used on our command line and in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Net::None => "none",
+            Net::User => "user",
+        }
+    }
+
+    /// Parses a configuration file's value (`what` names the key in the message).
+    pub fn parse(s: &str, what: &str) -> Result<Net, String> {
+        match s {
+            "none" => Ok(Net::None),
+            "user" => Ok(Net::User),
+            other => Err(format!(
+                "{what} = \"{other}\": must be \"user\" (QEMU's user-mode network as the \
+                 uplink) or \"none\""
+            )),
+        }
+    }
+}
+
 /// World-switch backend requested on the hypervisor command line (`backend=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -285,6 +323,8 @@ pub struct Machine {
     pub smp: u32,
     /// Memory in bytes.
     pub host_mem: u64,
+    /// Network uplink.
+    pub net: Net,
 }
 
 /// Resolves the machine from the command line, then a config's `[machine]` defaults, then
@@ -299,6 +339,7 @@ pub fn resolve_machine(
         gic: args.gic.or(defaults.gic).unwrap_or(Gic::V3),
         smp: args.smp.or(defaults.smp).unwrap_or(1),
         host_mem: host_mem(args.host_mem.or(defaults.host_mem), vm_mem_total),
+        net: args.net.or(defaults.net).unwrap_or_default(),
     };
     if args.backend == Backend::Vhe && !m.cpu.has_vhe() {
         return Err(format!(
@@ -476,9 +517,11 @@ mod tests {
                 cpu: Cpu::Max,
                 gic: Gic::V3,
                 smp: 1,
-                host_mem: 384 << 20
+                host_mem: 384 << 20,
+                net: Net::None,
             }
         );
+        assert_eq!(q.net, None);
     }
 
     #[test]
@@ -505,6 +548,8 @@ mod tests {
             "--gdb",
             "--timeout",
             "5",
+            "--net",
+            "user",
         ]);
         assert_eq!(q.cpu, Some(Cpu::CortexA57));
         assert_eq!(q.gic, Some(Gic::V2));
@@ -517,7 +562,8 @@ mod tests {
         assert_eq!(q.backend, Backend::Nvhe);
         assert!(q.gdb);
         assert_eq!(q.timeout, Some(5));
-        assert!(machine(&q).is_ok());
+        assert_eq!(q.net, Some(Net::User));
+        assert_eq!(machine(&q).unwrap().net, Net::User);
         let q = qemu(&[
             "--kernel",
             "Image",
@@ -555,8 +601,15 @@ mod tests {
             gic: Some(Gic::V2),
             cpu: Some(Cpu::Max),
             host_mem: Some(1 << 30),
+            net: Some(Net::User),
         };
         let m = resolve_machine(&q, &defaults, 128 << 20).unwrap();
+        assert_eq!(m.net, Net::User);
+        let q2 = qemu(&["--config", "c.toml", "--net", "none"]);
+        assert_eq!(
+            resolve_machine(&q2, &defaults, 128 << 20).unwrap().net,
+            Net::None
+        );
         assert_eq!(m.smp, 1);
         assert_eq!(m.cpu, Cpu::CortexA57);
         assert_eq!(m.gic, Gic::V2);
@@ -578,6 +631,9 @@ mod tests {
             &["qemu", "--vcpus", "65"],
             &["qemu", "--backend", "kvm"],
             &["qemu", "--timeout", "0"],
+            &["qemu", "--net", "tap"],
+            &["qemu", "--net"],
+            &["build", "--net", "user"],
             &["qemu", "--frobnicate"],
             &["build", "--cpu", "max"],
             &["test", "--gic", "2"],
@@ -591,6 +647,20 @@ mod tests {
             assert_eq!(err.exit_code(), 2, "{args:?}: {err}");
             assert_ne!(err.kind(), ErrorKind::DisplayHelp);
         }
+    }
+
+    #[test]
+    fn unknown_net_values_say_what_is_possible() {
+        let err = parse(&["qemu", "--net", "bridge"]).unwrap_err().to_string();
+        assert!(err.contains("bridge"), "{err}");
+        assert!(err.contains("user") && err.contains("none"), "{err}");
+        let err = Net::parse("tap", "[machine] net").unwrap_err();
+        assert!(
+            err.contains("[machine] net") && err.contains("\"user\""),
+            "{err}"
+        );
+        assert_eq!(Net::parse("user", "x"), Ok(Net::User));
+        assert_eq!(Net::parse("none", "x"), Ok(Net::None));
     }
 
     #[test]

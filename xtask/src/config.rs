@@ -7,6 +7,7 @@
 //! gic = 3                # 2 or 3
 //! cpu = "max"            # "max" or "cortex-a57"
 //! host_mem = "1G"        # default: the VMs' memory + 256M
+//! net = "user"           # uplink: QEMU's user-mode network ("none": VMs only see each other)
 //!
 //! [[vm]]
 //! name = "web"           # console prefix `[web] `; unique
@@ -16,6 +17,7 @@
 //! vcpus = 2
 //! cmdline = ""
 //! ends_all = false       # true: when this VM powers off, the whole machine stops
+//! mac = "52:54:00:12:34:60"  # virtio-net address (default 52:54:00:12:34:56 + VM index)
 //! ```
 
 use std::fs;
@@ -25,7 +27,7 @@ use serde::Deserialize;
 
 pub use crate::build::Guest as GuestSource;
 use crate::cli::{
-    parse_size, validate_mem, Cpu, Gic, DEFAULT_MEM, HOST_MEM_OVERHEAD, MAX_SMP, MAX_VCPUS,
+    parse_size, validate_mem, Cpu, Gic, Net, DEFAULT_MEM, HOST_MEM_OVERHEAD, MAX_SMP, MAX_VCPUS,
 };
 use crate::error::Result;
 use crate::linux;
@@ -48,6 +50,7 @@ struct MachineSection {
     gic: Option<u8>,
     cpu: Option<String>,
     host_mem: Option<String>,
+    net: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +65,7 @@ struct VmSection {
     cmdline: Option<String>,
     #[serde(default)]
     ends_all: bool,
+    mac: Option<String>,
 }
 
 /// One VM, resolved: everything the package needs except the image bytes.
@@ -83,6 +87,8 @@ pub struct VmPlan {
     pub cmdline: String,
     /// PSCI SYSTEM_OFF of this VM ends the whole machine.
     pub ends_all: bool,
+    /// MAC address of its virtio-net device (`None`: the hypervisor's default).
+    pub mac: Option<[u8; 6]>,
 }
 
 /// Defaults for the QEMU machine (each `None` when the file does not set it).
@@ -96,6 +102,8 @@ pub struct MachineDefaults {
     pub cpu: Option<Cpu>,
     /// Host memory in bytes.
     pub host_mem: Option<u64>,
+    /// Network uplink.
+    pub net: Option<Net>,
 }
 
 /// A parsed configuration file.
@@ -144,6 +152,45 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// Parses a MAC address: six two-digit hex bytes separated by `:` (or `-`), a unicast
+/// address (bit 0 of the first byte clear), not all zero. Locally administered or not.
+pub fn parse_mac(s: &str) -> std::result::Result<[u8; 6], String> {
+    let bad =
+        || format!("\"{s}\" is not a MAC address; write six hex bytes, e.g. \"52:54:00:12:34:60\"");
+    let sep = if s.contains('-') { '-' } else { ':' };
+    let parts: Vec<&str> = s.split(sep).collect();
+    if parts.len() != 6 {
+        return Err(bad());
+    }
+    let mut mac = [0u8; 6];
+    for (b, p) in mac.iter_mut().zip(parts) {
+        if p.len() != 2 || !p.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        *b = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+    }
+    if mac[0] & 1 != 0 {
+        return Err(format!(
+            "\"{s}\" is a multicast (group) address: bit 0 of the first byte must be 0 for a \
+             device's own address (e.g. 52:..., 02:..., 00:...)"
+        ));
+    }
+    if mac == [0; 6] {
+        return Err(format!(
+            "\"{s}\": the all-zero address is not a device address"
+        ));
+    }
+    Ok(mac)
+}
+
+/// Formats a MAC address as `52:54:00:12:34:56`.
+pub fn format_mac(mac: &[u8; 6]) -> String {
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// Checks a vCPU count.
 pub fn validate_vcpus(n: u32, what: &str) -> std::result::Result<(), String> {
     if (1..=MAX_VCPUS).contains(&n) {
@@ -183,6 +230,9 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
         };
         if let Some(h) = &m.host_mem {
             machine.host_mem = Some(parse_size(h).map_err(|e| format!("[machine] host_mem: {e}"))?);
+        }
+        if let Some(n) = &m.net {
+            machine.net = Some(Net::parse(n, "[machine] net")?);
         }
     }
     if f.vm.is_empty() {
@@ -239,6 +289,20 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
         validate_mem(mem, "`mem`").map_err(|e| format!("{at}: {e}"))?;
         let vcpus = v.vcpus.unwrap_or(1);
         validate_vcpus(vcpus, "`vcpus`").map_err(|e| format!("{at}: {e}"))?;
+        let mac = match &v.mac {
+            Some(m) => {
+                let mac = parse_mac(m.trim()).map_err(|e| format!("{at}: `mac`: {e}"))?;
+                if let Some(o) = vms.iter().find(|o| o.mac == Some(mac)) {
+                    return Err(format!(
+                        "{at}: `mac` {} is also VM \"{}\"'s; addresses must be unique",
+                        format_mac(&mac),
+                        o.name
+                    ));
+                }
+                Some(mac)
+            }
+            None => None,
+        };
         vms.push(VmPlan {
             name: v.name,
             cmdline: v.cmdline.unwrap_or_else(|| default_cmdline(&guest)),
@@ -248,6 +312,7 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
             mem,
             vcpus,
             ends_all: v.ends_all,
+            mac,
         });
     }
     let cfg = MachineConfig { machine, vms };
@@ -346,6 +411,7 @@ pub fn plans_from_args(
         mem,
         vcpus: vm.vcpus.unwrap_or(1),
         ends_all: true,
+        mac: None,
     };
     let vms = vec![plan];
     check_sources(&vms, crates, "command line")?;
@@ -365,6 +431,7 @@ mod tests {
         gic = 2
         cpu = "cortex-a57"
         host_mem = "1G"
+        net = "user"
 
         [[vm]]
         name = "web"
@@ -373,6 +440,7 @@ mod tests {
         vcpus = 2
         cmdline = "reset"
         ends_all = true
+        mac = "02:00:00:AB:cd:01"
 
         [[vm]]
         name = "db"
@@ -391,7 +459,10 @@ mod tests {
         assert_eq!(c.machine.gic, Some(Gic::V2));
         assert_eq!(c.machine.cpu, Some(Cpu::CortexA57));
         assert_eq!(c.machine.host_mem, Some(1 << 30));
+        assert_eq!(c.machine.net, Some(Net::User));
         assert_eq!(c.vms.len(), 2);
+        assert_eq!(c.vms[0].mac, Some([0x02, 0, 0, 0xab, 0xcd, 0x01]));
+        assert_eq!(c.vms[1].mac, None);
         let web = &c.vms[0];
         assert_eq!(web.name, "web");
         assert_eq!(web.guest, GuestSource::Crate("hello".into()));
@@ -512,6 +583,36 @@ mod tests {
                 "vcpus",
             ),
             (
+                "net",
+                "[machine]\nnet=\"tap\"\n[[vm]]\nname=\"a\"\nguest=\"hello\"",
+                "[machine] net = \"tap\": must be \"user\"",
+            ),
+            (
+                "mac syntax",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\nmac=\"52:54:00:12:34\"",
+                "`mac`",
+            ),
+            (
+                "mac hex",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\nmac=\"52:54:00:12:34:zz\"",
+                "six hex bytes",
+            ),
+            (
+                "mac multicast",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\nmac=\"01:00:5e:00:00:01\"",
+                "multicast",
+            ),
+            (
+                "mac broadcast",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\nmac=\"ff:ff:ff:ff:ff:ff\"",
+                "multicast",
+            ),
+            (
+                "mac twice",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\nmac=\"52:54:00:00:00:01\"\n[[vm]]\nname=\"b\"\nguest=\"hello\"\nmac=\"52:54:00:00:00:01\"",
+                "unique",
+            ),
+            (
                 "ends_all type",
                 "[[vm]]\nname=\"a\"\nguest=\"hello\"\nends_all=1",
                 "ends_all",
@@ -613,6 +714,33 @@ mod tests {
         assert_eq!(c.machine.smp, Some(2));
         assert_eq!(c.vms[0].guest, GuestSource::File(dir.join("Image")));
         fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn macs() {
+        assert_eq!(
+            parse_mac("52:54:00:12:34:60"),
+            Ok([0x52, 0x54, 0, 0x12, 0x34, 0x60])
+        );
+        assert_eq!(
+            parse_mac("00-1B-21-0a-0b-0c"),
+            Ok([0, 0x1b, 0x21, 10, 11, 12])
+        );
+        for bad in [
+            "",
+            "52:54:00:12:34",
+            "52:54:00:12:34:60:01",
+            "5:54:00:12:34:60",
+            "+1:54:00:12:34:60",
+            "00:00:00:00:00:00",
+            "33:33:00:00:00:01",
+        ] {
+            assert!(parse_mac(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            format_mac(&[0x52, 0x54, 0, 0x12, 0x34, 0x60]),
+            "52:54:00:12:34:60"
+        );
     }
 
     #[test]

@@ -656,6 +656,23 @@ timer_irqs() {{
     awk '/arch_timer/ {{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }} END {{ print s + 0 }}' /proc/interrupts
 }}
 
+# Uplink: with net_dhcp=1 on the command line, ask for a DHCP lease on eth0 (QEMU's
+# user-mode network answers through the hypervisor's virtual switch and the host's virtio-net
+# card: 10.0.2.15, gateway 10.0.2.2), configure it and print `linux-guest: dhcp lease <ip>`.
+dhcp() {{
+    ip link set lo up; ip link set eth0 up
+    out=$(udhcpc -i eth0 -n -q -t 5 -s /bin/true 2>&1)
+    lease=$(echo "$out" | sed -n 's/.*lease of \([0-9.]*\) obtained.*/\1/p' | head -n 1)
+    if [ -z "$lease" ]; then
+        echo "$out"
+        return 1
+    fi
+    echo "linux-guest: dhcp lease $lease"
+    ip addr add "$lease/24" dev eth0
+    ip route add default via 10.0.2.2 2>/dev/null
+    return 0
+}}
+
 if grep -qw 'test=1' /proc/cmdline; then
     fail=0
     for m in {wanted}; do
@@ -722,6 +739,18 @@ if grep -qw 'test=1' /proc/cmdline; then
             sleep 3   # stay up a moment so the peer's pings are answered too
         fi
     fi
+    [ -e /sys/class/net/eth0/address ] && echo "linux-guest: eth0 mac $(cat /sys/class/net/eth0/address)"
+    if grep -qw 'net_dhcp=1' /proc/cmdline; then
+        if dhcp; then
+            if ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1; then
+                echo "linux-guest: ping 10.0.2.2 ok"
+            else
+                echo "linux-guest: ping 10.0.2.2: no answer"
+            fi
+        else
+            echo "linux-guest: FAIL: no DHCP lease on eth0"; fail=1
+        fi
+    fi
     if [ $fail = 0 ]; then echo "{PASS_MARKER}"; else echo "linux-guest: FAIL"; fi
     if [ -b /dev/vda ] && [ -z "$rebooted" ] && [ $fail = 0 ] && grep -qw 'reboot_test=1' /proc/cmdline; then
         echo "linux-guest: rebooting"
@@ -732,6 +761,7 @@ if grep -qw 'test=1' /proc/cmdline; then
     sleep 10
 fi
 
+grep -qw 'net_dhcp=1' /proc/cmdline && dhcp
 echo "linux-guest: shell on the console; 'poweroff -f' ends the VM"
 while true; do
     setsid cttyhack sh || sh

@@ -2,6 +2,7 @@
 //! host tests and QEMU scenario matrix. Run `cargo xtask --help` for the commands.
 
 mod bench;
+mod bench_blk;
 mod bench_linux;
 mod build;
 mod cli;
@@ -106,6 +107,7 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         kernel: built.hypervisor,
         initrd: built.package,
         disk: args.disk.clone(),
+        net: machine.net,
     };
     let interactive_linux = config::needs_linux(&plan.vms);
     let timeout = match (args.timeout, args.gdb || interactive_linux) {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
-use crate::cli::{Backend, Cpu, Gic};
+use crate::cli::{Backend, Cpu, Gic, Net};
 use crate::error::{IoContext, Result};
 use crate::fail;
 
@@ -46,6 +46,9 @@ pub struct QemuConfig {
     /// A raw disk image attached as QEMU's virtio-blk device, which the hypervisor drives
     /// and shares out among its VMs.
     pub disk: Option<PathBuf>,
+    /// The network card: none, or a virtio-net on QEMU's user-mode network, which the
+    /// hypervisor drives as the uplink of its virtual switch.
+    pub net: Net,
 }
 
 impl QemuConfig {
@@ -62,15 +65,24 @@ impl QemuConfig {
             "-m".into(),
             format!("{mib}M"),
             "-nographic".into(),
-            // No default NIC: QEMU's would be a virtio-net-pci with an option ROM
-            // (efi-virtio.rom from ipxe-qemu) that nothing here uses.
-            "-nic".into(),
-            "none".into(),
-            "-semihosting".into(),
         ]
         .into_iter()
         .map(OsString::from)
         .collect();
+        match self.net {
+            // No default NIC: QEMU's would be a virtio-net-pci with an option ROM
+            // (efi-virtio.rom from ipxe-qemu) that nothing here uses.
+            Net::None => args.extend(["-nic".into(), "none".into()]),
+            // A virtio-mmio card (modern, see below) on the user-mode network: QEMU's NAT
+            // with a DHCP server (10.0.2.15 for the first client), gateway/DNS 10.0.2.2/.3.
+            Net::User => args.extend([
+                "-netdev".into(),
+                "user,id=n0".into(),
+                "-device".into(),
+                "virtio-net-device,netdev=n0".into(),
+            ]),
+        }
+        args.push("-semihosting".into());
         // Modern virtio-mmio for the hypervisor's own drivers, and an entropy source for
         // guests on CPUs without FEAT_RNG.
         args.push("-global".into());
@@ -567,6 +579,7 @@ mod tests {
             kernel: "target/images/hypervisor.bin".into(),
             initrd: "target/images/package.bin".into(),
             disk: None,
+            net: Net::None,
         }
     }
 
@@ -601,6 +614,16 @@ mod tests {
             a.ends_with("-append backend=auto exit=semihosting -s -S"),
             "{a}"
         );
+        c.net = Net::User;
+        let a = args(&c);
+        assert!(
+            a.contains(
+                "-nographic -netdev user,id=n0 -device virtio-net-device,netdev=n0 -semihosting "
+            ),
+            "{a}"
+        );
+        assert!(!a.contains("-nic"), "{a}");
+        assert!(a.contains("virtio-mmio.force-legacy=false"), "{a}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::cli::{parse_size, validate_mem, Backend, Cpu, Gic};
+use crate::cli::{parse_size, validate_mem, Backend, Cpu, Gic, Net};
 use crate::error::{IoContext, Result};
 use crate::fail;
 use crate::qemu::Outcome;
@@ -48,6 +48,7 @@ struct ScenarioFile {
     #[serde(default)]
     full_only: bool,
     disk_marker: Option<String>,
+    net: Option<String>,
 }
 
 /// What a scenario boots.
@@ -96,6 +97,8 @@ pub struct Scenario {
     /// Attach a fresh 8 MiB virtio disk image to QEMU and require this string in the image
     /// file after the run (data the guest wrote reached the host's disk).
     pub disk_marker: Option<String>,
+    /// QEMU's network card (`None`: the config's `[machine] net`, else none).
+    pub net: Option<Net>,
 }
 
 /// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
@@ -178,6 +181,10 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
             ));
         }
     }
+    let net = match f.net.as_deref() {
+        Some(n) => Some(Net::parse(n, "`net`")?),
+        None => None,
+    };
     Ok(Scenario {
         name: name.to_string(),
         description: f.description.unwrap_or_default(),
@@ -191,6 +198,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         cells: f.cells,
         full_only: f.full_only,
         disk_marker: f.disk_marker.filter(|m| !m.is_empty()),
+        net,
     })
 }
 

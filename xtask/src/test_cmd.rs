@@ -101,6 +101,9 @@ pub fn reproduce_command(run: &Run<'_>) -> String {
     if let Some(smp) = s.smp {
         args.extend(["--smp".into(), smp.to_string()]);
     }
+    if let Some(net) = s.net {
+        args.extend(["--net".into(), net.name().into()]);
+    }
     build::show_command("cargo xtask", &args)
 }
 
@@ -131,6 +134,7 @@ pub fn scenario_plans(ws: &Workspace, s: &Scenario, crates: &[String]) -> Result
                 initrd: None,
                 vcpus: *vcpus,
                 ends_all: true,
+                mac: None,
             };
             Ok(MachineConfig {
                 machine: MachineDefaults::default(),
@@ -195,6 +199,7 @@ struct Package {
     path: PathBuf,
     smp: u32,
     host_mem: u64,
+    net: crate::cli::Net,
 }
 
 /// QEMU and the images, ready for the runs.
@@ -241,6 +246,7 @@ fn prepare(ws: &Workspace, runs: &[Run<'_>]) -> Result<Prepared> {
             path,
             smp: s.smp.or(cfg.machine.smp).unwrap_or(1),
             host_mem: host_mem(cfg.machine.host_mem, cfg.vm_mem_total()),
+            net: s.net.or(cfg.machine.net).unwrap_or_default(),
         });
     }
     Ok(Prepared {
@@ -276,6 +282,7 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             kernel: p.hypervisor.clone(),
             initrd: package.path.clone(),
             disk: disk.clone(),
+            net: package.net,
         };
         let start = Instant::now();
         let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);

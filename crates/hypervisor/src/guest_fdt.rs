@@ -151,6 +151,9 @@ pub struct VirtioMmioNode {
     pub size: u64,
     /// SPI number.
     pub spi: u32,
+    /// A network device's MAC address, as `local-mac-address` (the driver reads the
+    /// device's configuration space; this is for tools that look at the device tree).
+    pub mac: Option<[u8; 6]>,
 }
 
 /// How the guest calls PSCI.
@@ -253,6 +256,9 @@ pub fn build(cfg: &GuestFdtConfig) -> Result<Vec<u8>, FdtError> {
             fdt.property_array_u32("interrupts", &[GIC_SPI, dev.spi, IRQ_EDGE_RISING])?;
         }
         fdt.property_null("dma-coherent")?;
+        if let Some(mac) = &dev.mac {
+            fdt.property("local-mac-address", mac)?;
+        }
         fdt.end_node(node)?;
     }
     chosen_node(&mut fdt, cfg)?;

@@ -102,6 +102,8 @@ pub struct PlatformInfo<'a> {
     pub virtio: [Range; MAX_VIRTIO],
     /// Number of valid entries in `virtio`.
     pub virtio_count: usize,
+    /// The interrupt (INTID) of each `virtio` window; 0 when the node gives none.
+    pub virtio_intid: [u32; MAX_VIRTIO],
 }
 
 /// Largest number of host virtio-mmio windows recorded.
@@ -156,6 +158,7 @@ impl<'a> PlatformInfo<'a> {
             },
             virtio: [Range::default(); MAX_VIRTIO],
             virtio_count: 0,
+            virtio_intid: [0; MAX_VIRTIO],
         };
         for node in fdt.all_nodes() {
             if node.name == "memory" || node.name.starts_with("memory@") {
@@ -263,6 +266,11 @@ impl<'a> PlatformInfo<'a> {
             {
                 if let Some(r) = range_of(&node, 0) {
                     if info.virtio_count < MAX_VIRTIO {
+                        info.virtio_intid[info.virtio_count] = node
+                            .property("interrupts")
+                            .map(|p| heapless_cells::Cells::from_be(p.value))
+                            .filter(|c| c.len >= 2)
+                            .map_or(0, |c| intid(c.v[0], c.v[1]));
                         info.virtio[info.virtio_count] = r;
                         info.virtio_count += 1;
                     }
@@ -287,6 +295,11 @@ impl<'a> PlatformInfo<'a> {
     /// The host's virtio-mmio windows.
     pub fn virtio_windows(&self) -> &[Range] {
         &self.virtio[..self.virtio_count]
+    }
+
+    /// The interrupts of [`Self::virtio_windows`], in the same order (0: none given).
+    pub fn virtio_intids(&self) -> &[u32] {
+        &self.virtio_intid[..self.virtio_count]
     }
 
     /// The CPUs' MPIDR values.

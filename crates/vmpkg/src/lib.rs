@@ -14,8 +14,16 @@
 //! vm[i]    : name (off u32, len u32) | mem_bytes u64 | vcpus u32 | vm_flags u32
 //!            | kernel (off u64, len u64) | initrd (off u64, len u64)
 //!            | cmdline (off u32, len u32)              -- 64 bytes per VM
+//! vm_ext[i] : mac [6] | ext_flags u8 | reserved [9]      -- 16 bytes per VM, only when
+//!            the header's flags have PKG_FLAG_VM_EXT
 //! payload  : the bytes the offsets point at (offsets are from the package start)
 //! ```
+//!
+//! Compatibility: the extension table sits between the descriptors and the payload and every
+//! offset is absolute, so a reader that predates it (and ignores the header flags, which were
+//! reserved) still reads such a package; a package without the flag is exactly the original
+//! format, and this reader gives its VMs no extension values (`mac: None`). The builder
+//! writes the table only when some VM needs it.
 #![cfg_attr(not(test), no_std)]
 
 #[cfg(any(test, feature = "alloc"))]
@@ -35,6 +43,8 @@ pub const MAGIC: [u8; 8] = *b"HVPKG\0\0\x01";
 pub const HEADER_LEN: usize = 24;
 /// Size of one VM descriptor.
 pub const VM_DESC_LEN: usize = 64;
+/// Size of one VM extension record (see [`PKG_FLAG_VM_EXT`]).
+pub const VM_EXT_LEN: usize = 16;
 /// Largest number of VMs one package may describe.
 pub const MAX_VMS: u32 = 64;
 
@@ -45,3 +55,16 @@ pub const VM_FLAG_SYSTEM_OFF_ENDS_ALL: u32 = 1 << 0;
 /// `vm_flags` bit: when the VM calls PSCI `SYSTEM_RESET`, reload and restart it (like a
 /// reboot on hardware) instead of ending it with a failure status.
 pub const VM_FLAG_RESTART_ON_RESET: u32 = 1 << 1;
+
+/// Package `flags` bit: a table of `vm_count` [`VM_EXT_LEN`]-byte extension records follows the
+/// VM descriptors.
+pub const PKG_FLAG_VM_EXT: u32 = 1 << 0;
+
+/// `ext_flags` bit of an extension record: its `mac` is set (the VM's virtio-net address).
+pub const VM_EXT_HAS_MAC: u8 = 1 << 0;
+
+/// Whether `mac` can be a network device's own address: not a group (multicast or
+/// broadcast) address, and not all zero. Locally administered addresses are fine.
+pub fn valid_unicast_mac(mac: &[u8; 6]) -> bool {
+    mac[0] & 1 == 0 && *mac != [0; 6]
+}

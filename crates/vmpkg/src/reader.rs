@@ -1,6 +1,9 @@
 //! Zero-copy, bounds-checked reading of a VM package.
 
-use crate::{HEADER_LEN, MAGIC, MAX_VMS, VM_DESC_LEN};
+use crate::{
+    valid_unicast_mac, HEADER_LEN, MAGIC, MAX_VMS, PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_EXT_HAS_MAC,
+    VM_EXT_LEN,
+};
 
 /// Why a package could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +20,8 @@ pub enum PackageError {
     NotUtf8,
     /// A VM has zero memory or zero vCPUs.
     EmptyVm,
+    /// A VM's MAC address is a group (multicast/broadcast) or all-zero address.
+    BadMac,
 }
 
 /// A validated view of a package.
@@ -44,6 +49,8 @@ pub struct VmSpec<'a> {
     pub initrd: Option<&'a [u8]>,
     /// Kernel command line (`/chosen/bootargs` of the guest).
     pub cmdline: &'a str,
+    /// MAC address of the VM's virtio-net device (`None`: the hypervisor's default).
+    pub mac: Option<[u8; 6]>,
 }
 
 fn le_u32(b: &[u8], off: usize) -> Result<u32, PackageError> {
@@ -103,7 +110,7 @@ impl<'a> Package<'a> {
         self.vm_count
     }
 
-    /// Package-wide flags (reserved, zero today).
+    /// Package-wide flags (`PKG_FLAG_*`).
     pub fn flags(&self) -> u32 {
         self.flags
     }
@@ -139,6 +146,19 @@ impl<'a> Package<'a> {
         if mem_bytes == 0 || vcpus == 0 {
             return Err(PackageError::EmptyVm);
         }
+        let mut mac = None;
+        if self.flags & PKG_FLAG_VM_EXT != 0 {
+            let e = HEADER_LEN + self.vm_count as usize * VM_DESC_LEN + index as usize * VM_EXT_LEN;
+            let ext = b.get(e..e + VM_EXT_LEN).ok_or(PackageError::Truncated)?;
+            if ext[6] & VM_EXT_HAS_MAC != 0 {
+                let mut m = [0u8; 6];
+                m.copy_from_slice(&ext[..6]);
+                if !valid_unicast_mac(&m) {
+                    return Err(PackageError::BadMac);
+                }
+                mac = Some(m);
+            }
+        }
         Ok(VmSpec {
             name: core::str::from_utf8(name).map_err(|_| PackageError::NotUtf8)?,
             mem_bytes,
@@ -147,6 +167,7 @@ impl<'a> Package<'a> {
             kernel,
             initrd: (initrd_len != 0).then_some(initrd),
             cmdline: core::str::from_utf8(cmdline).map_err(|_| PackageError::NotUtf8)?,
+            mac,
         })
     }
 
@@ -190,6 +211,7 @@ mod tests {
             kernel: vec![1, 2, 3, 4],
             initrd: None,
             cmdline: "console=ttyAMA0".into(),
+            mac: None,
         });
         b.add_vm(VmImage {
             name: "vm1".into(),
@@ -199,8 +221,80 @@ mod tests {
             kernel: vec![9; 100],
             initrd: Some(vec![7; 10]),
             cmdline: String::new(),
+            mac: None,
         });
         b.build()
+    }
+
+    fn with_mac() -> Vec<u8> {
+        let mut b = PackageBuilder::new();
+        for (i, mac) in [None, Some([0x52, 0x54, 0x00, 0x12, 0x34, 0x60])]
+            .into_iter()
+            .enumerate()
+        {
+            b.add_vm(VmImage {
+                name: format!("vm{i}"),
+                mem_bytes: 64 << 20,
+                vcpus: 1,
+                kernel: vec![5; 8],
+                mac,
+                ..Default::default()
+            });
+        }
+        b.build()
+    }
+
+    #[test]
+    fn packages_without_macs_keep_the_original_format() {
+        let bytes = sample();
+        let p = Package::parse(&bytes).unwrap();
+        assert_eq!(p.flags(), 0);
+        assert!(p.vms().all(|v| v.mac.is_none()));
+        // The name of vm0 starts right after the descriptors: no extension table.
+        assert_eq!(
+            u32::from_le_bytes(bytes[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap()) as usize,
+            HEADER_LEN + 2 * VM_DESC_LEN
+        );
+    }
+
+    #[test]
+    fn macs_round_trip() {
+        let bytes = with_mac();
+        let p = Package::parse(&bytes).unwrap();
+        assert_eq!(p.flags() & PKG_FLAG_VM_EXT, PKG_FLAG_VM_EXT);
+        let v: Vec<_> = p.vms().collect();
+        assert_eq!(v[0].mac, None);
+        assert_eq!(v[1].mac, Some([0x52, 0x54, 0x00, 0x12, 0x34, 0x60]));
+        assert_eq!(v[1].kernel, &[5; 8]);
+        for len in 0..bytes.len() {
+            assert!(Package::parse(&bytes[..len]).is_err(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn old_readers_see_the_same_vms() {
+        // A reader that ignores the flags (the format before the extension table) reads
+        // every descriptor through absolute offsets: clearing the flag must only drop MACs.
+        let mut bytes = with_mac();
+        bytes[20..24].copy_from_slice(&0u32.to_le_bytes());
+        let p = Package::parse(&bytes).unwrap();
+        let v: Vec<_> = p.vms().collect();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1].name, "vm1");
+        assert_eq!(v[1].kernel, &[5; 8]);
+        assert!(v.iter().all(|v| v.mac.is_none()));
+    }
+
+    #[test]
+    fn group_macs_are_rejected() {
+        let mut bytes = with_mac();
+        let ext = HEADER_LEN + 2 * VM_DESC_LEN + VM_EXT_LEN;
+        bytes[ext] |= 1; // multicast bit
+        assert_eq!(Package::parse(&bytes).unwrap_err(), PackageError::BadMac);
+        assert!(!crate::valid_unicast_mac(&[0xff; 6]));
+        assert!(!crate::valid_unicast_mac(&[0; 6]));
+        assert!(crate::valid_unicast_mac(&[0x02, 0, 0, 0, 0, 1]));
+        assert!(crate::valid_unicast_mac(&[0x00, 0x1b, 0x21, 0, 0, 1]));
     }
 
     #[test]

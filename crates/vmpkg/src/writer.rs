@@ -2,7 +2,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use crate::{HEADER_LEN, MAGIC, VM_DESC_LEN};
+use crate::{HEADER_LEN, MAGIC, PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_EXT_HAS_MAC, VM_EXT_LEN};
 
 /// One VM to put into a package, with owned images.
 #[derive(Debug, Clone, Default)]
@@ -21,6 +21,9 @@ pub struct VmImage {
     pub initrd: Option<Vec<u8>>,
     /// Kernel command line.
     pub cmdline: String,
+    /// MAC address of the VM's virtio-net device (`None`: the hypervisor's default). The
+    /// caller checks it is a unicast address; the reader rejects group addresses.
+    pub mac: Option<[u8; 6]>,
 }
 
 /// Collects VMs and serialises them into the package format.
@@ -44,7 +47,10 @@ impl PackageBuilder {
     /// Serialises the package. Large payloads (kernels, initrds) are 4 KiB aligned.
     pub fn build(&self) -> Vec<u8> {
         let desc_end = HEADER_LEN + self.vms.len() * VM_DESC_LEN;
-        let mut out = alloc::vec![0u8; desc_end];
+        // The extension table only when a VM needs it: otherwise the original format.
+        let ext = self.vms.iter().any(|v| v.mac.is_some());
+        let ext_end = desc_end + if ext { self.vms.len() * VM_EXT_LEN } else { 0 };
+        let mut out = alloc::vec![0u8; ext_end];
         let put = |out: &mut Vec<u8>, data: &[u8], align: usize| -> (u64, u64) {
             while !out.len().is_multiple_of(align) {
                 out.push(0);
@@ -74,12 +80,18 @@ impl PackageBuilder {
             desc[48..56].copy_from_slice(&i_len.to_le_bytes());
             desc[56..60].copy_from_slice(&(cmd_off as u32).to_le_bytes());
             desc[60..64].copy_from_slice(&(cmd_len as u32).to_le_bytes());
+            if let (true, Some(mac)) = (ext, vm.mac) {
+                let e = desc_end + i * VM_EXT_LEN;
+                out[e..e + 6].copy_from_slice(&mac);
+                out[e + 6] = VM_EXT_HAS_MAC;
+            }
         }
         let total = out.len() as u64;
         out[0..8].copy_from_slice(&MAGIC);
         out[8..16].copy_from_slice(&total.to_le_bytes());
         out[16..20].copy_from_slice(&(self.vms.len() as u32).to_le_bytes());
-        out[20..24].copy_from_slice(&0u32.to_le_bytes());
+        let flags = if ext { PKG_FLAG_VM_EXT } else { 0 };
+        out[20..24].copy_from_slice(&flags.to_le_bytes());
         out
     }
 }

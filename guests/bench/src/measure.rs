@@ -8,14 +8,7 @@
 use crate::exits;
 use core::arch::asm;
 
-/// `CNTVCT_EL0` with an ISB before and after, so the read is ordered against the loop.
-#[inline(always)]
-pub fn stamp() -> u64 {
-    let t: u64;
-    // SAFETY: reading the virtual counter has no side effects; ISB only synchronises.
-    unsafe { asm!("isb", "mrs {t}, cntvct_el0", "isb", t = out(reg) t, options(nostack)) };
-    t
-}
+pub use guest_rt::timer::stamp;
 
 /// Counter ticks `n` calls of `op` take, loop overhead included.
 #[inline(always)]

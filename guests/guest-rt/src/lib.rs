@@ -10,7 +10,9 @@
 //! - a panic handler that prints the panic and requests PSCI `SYSTEM_RESET`;
 //! - for SMP/interrupt/timer guests: an optional identity-mapped MMU ([`mmu`]), secondary CPU
 //!   start-up ([`smp`]), the device-tree facts ([`platform`]), a GICv2/v3 driver ([`gic`]),
-//!   IRQ dispatch ([`irq`]) and generic-timer helpers ([`timer`]).
+//!   IRQ dispatch ([`irq`]) and generic-timer helpers ([`timer`]);
+//! - for benchmarks: the hypervisor's per-vCPU exit counters ([`exit_count`]) and an
+//!   ISB-fenced counter read ([`timer::stamp`]).
 //!
 //! The MMU stays off unless the guest calls [`mmu::enable`]: then every data access is to
 //! Device-nGnRnE memory, so the target's `+strict-align` matters, and the runtime itself
@@ -23,6 +25,7 @@ mod cache;
 pub mod console;
 pub mod entry;
 pub mod exception;
+pub mod exit_count;
 pub mod fault;
 pub mod gic;
 pub mod irq;

@@ -19,6 +19,18 @@ pub fn virtual_count() -> u64 {
     CNTVCT_EL0.get()
 }
 
+/// `CNTVCT_EL0` with an `ISB` before and after, so the read is ordered against the code
+/// around it on both sides (for timing a span: `stamp()`, work, `stamp()`).
+#[inline(always)]
+pub fn stamp() -> u64 {
+    let t: u64;
+    // SAFETY: reading the virtual counter has no side effects; ISB only synchronises.
+    unsafe {
+        core::arch::asm!("isb", "mrs {t}, cntvct_el0", "isb", t = out(reg) t, options(nostack))
+    };
+    t
+}
+
 /// Physical counter (`CNTPCT_EL0`), read after an `ISB`.
 pub fn physical_count() -> u64 {
     barrier::isb(barrier::SY);

@@ -10,6 +10,9 @@
 //! - net: sends a broadcast frame; with `net=echo` in the bootargs sends it until it comes
 //!   back from an echo peer, which is another VM running this guest with `net=echo-server`.
 //!
+//! With `bench` in the bootargs it runs no checks but the block benchmark ([`blk_bench`]) on
+//! the first block device instead.
+//!
 //! Lines: `virtio-test: <device>: ok (...)`, `virtio-test: <device>: skipped (...)` or
 //! `virtio-test: <device>: FAIL ...`, then `virtio-test: PASS` (PSCI SYSTEM_OFF) or
 //! `virtio-test: FAIL n of m checks failed` (SYSTEM_RESET).
@@ -19,6 +22,7 @@
 extern crate alloc;
 
 mod blk;
+mod blk_bench;
 mod console;
 mod dtb;
 mod hal;
@@ -105,6 +109,21 @@ fn main(dtb: usize) -> ! {
     say!("{} virtio-mmio devices", found);
 
     let [blk_t, console_t, rng_t, net_t] = transports;
+    if words().any(|w| w == "bench") {
+        let outcome = match blk_t {
+            Some(t) => blk_bench::run(t),
+            None => {
+                say!("blk-bench: FAIL no block device");
+                Outcome::Fail
+            }
+        };
+        if let Outcome::Ok = outcome {
+            println!("virtio-test: PASS");
+            psci::system_off();
+        }
+        println!("virtio-test: FAIL blk-bench");
+        psci::system_reset();
+    }
     let mut checks = 0;
     let mut failed = 0;
     let mut count = |o: Option<Outcome>| match o {

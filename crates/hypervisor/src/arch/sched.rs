@@ -105,10 +105,12 @@ pub fn kick_all_cpus() {
     }
 }
 
-/// Delivers frames waiting on the virtual switch: polls every VM's network device and
-/// raises their interrupts (called after a guest transmits).
+/// Delivers frames waiting on the virtual switch: takes what the uplink received, polls
+/// every VM's network device and raises their interrupts (called after a guest transmits,
+/// when a reply from the uplink is likely, and on the uplink's interrupt).
 pub fn poll_network() {
     let Some(s) = SCHED.get() else { return };
+    super::virtio_glue::poll_uplink();
     for vm in &s.vms {
         if vm.ended.load(Ordering::Acquire) {
             continue;
@@ -234,6 +236,9 @@ pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
             }
             gic::PPI_VIRT_TIMER => {}
             other if Some(other) == console_intid() => console_input(),
+            // The host network card received frames (its interrupt is level-sensitive
+            // and dropped by the acknowledgement inside the uplink's receive).
+            other if Some(other) == super::host_virtio::uplink_intid() => poll_network(),
             other => crate::hv_warn!("unexpected host interrupt {other}"),
         }
         gic::deactivate(a);

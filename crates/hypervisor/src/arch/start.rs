@@ -184,7 +184,7 @@ fn main_with_mmu(
 
     let grown = heap::grow_from_frames(64 << 20);
     crate::hv_log!("heap: {} MiB", (heap::HEAP_SIZE as u64 + grown) >> 20);
-    super::host_virtio::init(info.virtio_windows());
+    super::host_virtio::init(info.virtio_windows(), info.virtio_intids());
 
     let mmfr0 = read_sysreg!("id_aa64mmfr0_el1");
     let mmfr1 = read_sysreg!("id_aa64mmfr1_el1");
@@ -320,6 +320,7 @@ fn main_with_mmu(
     if let Some(intid) = info.uart_intid {
         sched::enable_console_input(intid);
     }
+    super::host_virtio::enable_uplink_interrupt();
     sched::kick_all_cpus();
     sched::cpu_loop()
 }

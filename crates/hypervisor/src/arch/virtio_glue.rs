@@ -140,6 +140,8 @@ pub struct VirtioSlot {
     pub dev: Arc<Mutex<Box<dyn VirtioHandle>>>,
     /// Its interrupt output.
     pub irq: IrqLatch,
+    /// The MAC address of a network device.
+    pub mac: Option<[u8; 6]>,
 }
 
 /// The MMIO-bus adapter of a virtio slot. Register errors are logged; the access itself
@@ -177,14 +179,33 @@ impl MmioDevice for VirtioBusDevice {
     }
 }
 
-/// The virtual switch all VMs' network devices attach to.
+/// The virtual switch all VMs' network devices attach to; its uplink is the host's
+/// virtio-net card when QEMU has one (`host_virtio`).
 static SWITCH: Once<Arc<Mutex<VirtualSwitch>>> = Once::new();
 
 fn switch() -> &'static Arc<Mutex<VirtualSwitch>> {
-    SWITCH.call_once(|| VirtualSwitch::default().shared())
+    SWITCH.call_once(|| {
+        let mut s = VirtualSwitch::default();
+        if let Some(uplink) = super::host_virtio::take_uplink() {
+            s.set_uplink(uplink);
+        }
+        s.shared()
+    })
 }
 
-/// Locally administered MAC address of VM `index`: 52:54:00:12:34:(0x56 + index).
+/// Most frames taken from the uplink per poll (its receive queue holds 16).
+const UPLINK_BUDGET: usize = 64;
+
+/// Moves frames the uplink received into the switch's port queues; returns how many.
+/// Nothing to do (0) before the first VM created the switch or without an uplink.
+pub fn poll_uplink() -> usize {
+    match SWITCH.get() {
+        Some(s) => s.lock().poll(UPLINK_BUDGET),
+        None => 0,
+    }
+}
+
+/// Default MAC address of VM `index` (52:54:00 is QEMU's OUI): 52:54:00:12:34:(0x56 + index).
 pub fn mac_for(index: usize) -> [u8; 6] {
     [
         0x52,
@@ -244,16 +265,20 @@ impl BlockBackend for BoxedBlock {
 /// Size of the RAM disk a VM gets when the machine has no physical disk for it.
 pub const RAMDISK_SECTORS: u64 = 4 * 2048; // 4 MiB
 
-/// Creates the virtio devices of VM `index` (of `vm_count`): console, block, net, rng.
+/// Creates the virtio devices of VM `index` (of `vm_count`): console, block, net (with
+/// address `mac`, or [`mac_for`]`(index)`), rng.
 pub fn create_devices(
     name: &str,
     index: usize,
     vm_count: usize,
     ram: GuestRam,
     console: Box<dyn UartOutput>,
+    mac: Option<[u8; 6]>,
 ) -> Vec<VirtioSlot> {
+    let mac = mac.unwrap_or_else(|| mac_for(index));
     let mut slots = Vec::new();
     let mut add = |kind: &'static str, dev: Box<dyn VirtioHandle>, irq: IrqLatch| {
+        let mac = (kind == "net").then_some(mac);
         let n = slots.len() as u64;
         slots.push(VirtioSlot {
             kind,
@@ -261,8 +286,10 @@ pub fn create_devices(
             intid: layout::VIRTIO_FIRST_INTID + n as u32,
             dev: Arc::new(Mutex::new(dev)),
             irq,
+            mac,
         });
     };
+
     let irq = IrqLatch::default();
     add(
         "console",
@@ -293,7 +320,7 @@ pub fn create_devices(
     add(
         "net",
         Box::new(VirtioMmio::new(
-            NetDevice::new(SwitchPort::attach(switch()), mac_for(index)),
+            NetDevice::new(SwitchPort::attach(switch()), mac),
             ram,
             irq.clone(),
         )),

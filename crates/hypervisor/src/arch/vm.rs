@@ -292,7 +292,8 @@ impl Vm {
             pa: ram_pa,
             size: ram_size,
         };
-        let virtio = virtio_glue::create_devices(spec.name, p.index, p.vm_count, ram, console);
+        let virtio =
+            virtio_glue::create_devices(spec.name, p.index, p.vm_count, ram, console, spec.mac);
         for slot in &virtio {
             bus.add(
                 slot.base,
@@ -406,6 +407,7 @@ impl Vm {
                         base: v.base,
                         size: layout::VIRTIO_SIZE,
                         spi: v.intid - 32,
+                        mac: v.mac,
                     })
                     .collect()
             } else {

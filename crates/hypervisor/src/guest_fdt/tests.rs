@@ -21,6 +21,7 @@ fn base_config() -> GuestFdtConfig {
             base: 0x0a00_0000,
             size: 0x200,
             spi: 16,
+            mac: None,
         }],
         ..GuestFdtConfig::default()
     }
