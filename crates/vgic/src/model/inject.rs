@@ -25,7 +25,12 @@ impl Vgic {
     /// pending; a level-sensitive one is pending while the line is high.
     fn set_line(&mut self, vcpu: usize, intid: u32, level: bool) {
         if let Some(irq) = self.irq_mut(vcpu, intid) {
-            if irq.edge && level && !irq.line {
+            if irq.line == level {
+                // No edge and no change of the level: nothing to re-evaluate (devices
+                // report their line after every access, mostly unchanged).
+                return;
+            }
+            if irq.edge && level {
                 irq.latch = true;
             }
             irq.line = level;
