@@ -304,6 +304,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         cmdline: String::new(),
         ends_all: true,
         mac: None,
+        disk_image: None,
     };
     let objcopy = build::find_objcopy(ws)?;
     let hypervisor = build::build_hypervisor(ws, &objcopy)?;
@@ -328,6 +329,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         cmdline: "vmswitch".into(),
         ends_all: false,
         mac: None,
+        disk_image: None,
     };
     let switch_package = out_dir.join("vmswitch.bin");
     build::write_package(
@@ -346,6 +348,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
         cmdline: bench_blk::CMDLINE.into(),
         ends_all: true,
         mac: None,
+        disk_image: None,
     };
     build::write_package(&blk_package, &build::vm_configs(ws, &[blk_plan])?)?;
     let blk_bin = out_dir.join("virtio-test.bin");

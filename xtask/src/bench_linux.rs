@@ -68,6 +68,7 @@ pub fn run(
         cmdline: cmdline.clone(),
         ends_all: true,
         mac: None,
+        disk_image: None,
     };
     let package = out_dir.join("linux-package.bin");
     build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;

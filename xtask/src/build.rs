@@ -345,6 +345,34 @@ pub struct VmConfig {
     pub mac: Option<[u8; 6]>,
     /// PSCI SYSTEM_OFF of this VM ends the whole machine (`VM_FLAG_SYSTEM_OFF_ENDS_ALL`).
     pub ends_all: bool,
+    /// RAM-disk image file packed into the package (`None`: the hypervisor's default disk).
+    pub disk_image: Option<PathBuf>,
+}
+
+/// Checks that `path` can be a VM's RAM-disk image: a file of 1 byte to
+/// [`vmpkg::MAX_DISK_IMAGE`] bytes.
+pub fn check_disk_image(path: &Path) -> std::result::Result<u64, String> {
+    let len = fs::metadata(path)
+        .map_err(|e| format!("disk image {}: {e}", path.display()))?
+        .len();
+    disk_image_size_ok(path, len)?;
+    Ok(len)
+}
+
+fn disk_image_size_ok(path: &Path, len: u64) -> std::result::Result<(), String> {
+    if len == 0 {
+        return Err(format!("disk image {} is empty", path.display()));
+    }
+    if len > vmpkg::MAX_DISK_IMAGE {
+        return Err(format!(
+            "disk image {} is {len} bytes; a RAM-disk image in the VM package may be at most \
+             {} MiB ({} bytes); use --disk for a larger disk that QEMU attaches",
+            path.display(),
+            vmpkg::MAX_DISK_IMAGE >> 20,
+            vmpkg::MAX_DISK_IMAGE
+        ));
+    }
+    Ok(())
 }
 
 /// Builds the package bytes for `vms`.
@@ -357,6 +385,14 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
         }
         let initrd = match &vm.initrd {
             Some(p) => Some(fs::read(p).io(|| format!("reading {}", p.display()))?),
+            None => None,
+        };
+        let disk = match &vm.disk_image {
+            Some(p) => {
+                let d = fs::read(p).io(|| format!("reading {}", p.display()))?;
+                disk_image_size_ok(p, d.len() as u64).map_err(|e| fail!("VM {}: {e}", vm.name))?;
+                Some(d)
+            }
             None => None,
         };
         builder.add_vm(vmpkg::VmImage {
@@ -378,6 +414,7 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
             initrd,
             cmdline: vm.cmdline.clone(),
             mac: vm.mac,
+            disk,
         });
     }
     Ok(builder.build())
@@ -434,6 +471,7 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
                 cmdline: p.cmdline.clone(),
                 ends_all: p.ends_all,
                 mac: p.mac,
+                disk_image: p.disk_image.clone(),
             })
         })
         .collect()
@@ -479,7 +517,10 @@ pub fn build_all(ws: &Workspace, plans: &[VmPlan], extra_guests: &[String]) -> R
     let mut guests = build_guests(ws, &objcopy_path, &names)?;
     let vms = vm_configs(ws, plans)?;
     for vm in &vms {
-        for f in std::iter::once(&vm.kernel).chain(&vm.initrd) {
+        for f in std::iter::once(&vm.kernel)
+            .chain(&vm.initrd)
+            .chain(&vm.disk_image)
+        {
             if !guests.contains(f) {
                 guests.push(f.clone());
             }
@@ -577,6 +618,7 @@ mod tests {
             cmdline: "reset".into(),
             ends_all: false,
             mac: Some([0x52, 0x54, 0, 0x12, 0x34, 0x60]),
+            disk_image: None,
         }])
         .unwrap();
         assert_eq!(&bytes[..8], &vmpkg::MAGIC);
@@ -592,6 +634,50 @@ mod tests {
         assert_eq!(vm.initrd, Some(&[9u8; 5][..]));
         assert_eq!(vm.cmdline, "reset");
         assert_eq!(vm.mac, Some([0x52, 0x54, 0, 0x12, 0x34, 0x60]));
+        assert_eq!(vm.disk, None);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn disk_images_go_into_the_package() {
+        let dir = scratch("pkg-disk");
+        let kernel = dir.join("k.bin");
+        fs::write(&kernel, [1u8; 8]).unwrap();
+        let disk = dir.join("disk.img");
+        fs::write(&disk, b"DISK-IMAGE").unwrap();
+        let vm = |name: &str, disk_image: Option<PathBuf>| VmConfig {
+            name: name.into(),
+            kernel: kernel.clone(),
+            initrd: None,
+            mem_bytes: 64 << 20,
+            vcpus: 1,
+            cmdline: String::new(),
+            mac: None,
+            ends_all: false,
+            disk_image,
+        };
+        let bytes = package_bytes(&[vm("a", None), vm("b", Some(disk.clone()))]).unwrap();
+        let pkg = vmpkg::Package::parse(&bytes).unwrap();
+        assert_eq!(pkg.vm(0).unwrap().disk, None);
+        assert_eq!(pkg.vm(1).unwrap().disk, Some(&b"DISK-IMAGE"[..]));
+        // too large (sparse file) or empty: a clear error naming the VM and the limit
+        let big = dir.join("big.img");
+        fs::File::create(&big)
+            .unwrap()
+            .set_len(vmpkg::MAX_DISK_IMAGE + 512)
+            .unwrap();
+        let err = package_bytes(&[vm("c", Some(big))])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("VM c") && err.contains("at most 64 MiB"),
+            "{err}"
+        );
+        fs::write(&disk, b"").unwrap();
+        let err = package_bytes(&[vm("d", Some(disk))])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is empty"), "{err}");
         fs::remove_dir_all(dir).unwrap();
     }
 

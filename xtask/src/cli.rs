@@ -89,12 +89,18 @@ pub struct VmArgs {
     /// built initramfs).
     #[arg(long, value_name = "PATH")]
     pub initrd: Option<PathBuf>,
+    /// A RAM-disk image packed into the VM package: the hypervisor copies it into its own
+    /// memory and serves it (writable, changes are lost at power-off) as the VM's virtio disk
+    /// (/dev/vda), instead of a zeroed 4 MiB RAM disk or a slice of --disk; at most 64M.
+    #[arg(long, value_name = "FILE")]
+    pub disk_image: Option<PathBuf>,
     /// VM configuration file (TOML: [machine] defaults and [[vm]] tables; see configs/).
-    /// Replaces --guest, --mem, --vcpus, --append, --kernel and --initrd.
+    /// Replaces --guest, --mem, --vcpus, --append, --kernel, --initrd and --disk-image (a
+    /// [[vm]]'s `disk` key).
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["guest", "mem", "vcpus", "append", "kernel", "initrd"]
+        conflicts_with_all = ["guest", "mem", "vcpus", "append", "kernel", "initrd", "disk_image"]
     )]
     pub config: Option<PathBuf>,
 }
@@ -130,8 +136,10 @@ pub struct QemuArgs {
     /// World-switch backend: auto (VHE when the CPU has it), vhe, or nvhe.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: Backend,
-    /// A raw disk image for QEMU's virtio-blk device; the hypervisor gives each VM an equal
-    /// slice of it as the VM's /dev/vda (without it, VMs get RAM disks).
+    /// A raw disk image attached to QEMU as a virtio-blk device, which the hypervisor drives
+    /// and shares out: each VM gets an equal slice of it as its /dev/vda, and writes reach
+    /// FILE (without it, VMs get RAM disks). Not --disk-image, which packs an image into the
+    /// VM package as that VM's RAM disk (and wins over --disk for that VM).
     #[arg(long, value_name = "FILE")]
     pub disk: Option<std::path::PathBuf>,
     /// Network uplink: `user` gives QEMU a virtio-net card on its user-mode network (NAT,
@@ -574,6 +582,14 @@ mod tests {
         ]);
         assert_eq!(q.vm.kernel.as_deref(), Some(std::path::Path::new("Image")));
         assert_eq!(q.vm.initrd.as_deref(), Some(std::path::Path::new("rd")));
+        // --disk (QEMU's disk, driven by the hypervisor) and --disk-image (packed into the
+        // VM package) are different things and go together.
+        let q = qemu(&["--disk", "host.img", "--disk-image", "vm.img"]);
+        assert_eq!(q.disk.as_deref(), Some(std::path::Path::new("host.img")));
+        assert_eq!(
+            q.vm.disk_image.as_deref(),
+            Some(std::path::Path::new("vm.img"))
+        );
     }
 
     #[test]
@@ -585,6 +601,7 @@ mod tests {
             &["--append", "x"],
             &["--kernel", "Image"],
             &["--initrd", "rd"],
+            &["--disk-image", "disk.img"],
         ] {
             for cmd in ["qemu", "build"] {
                 let mut args = vec![cmd, "--config", "configs/two-vms.toml"];

@@ -18,6 +18,7 @@
 //! cmdline = ""
 //! ends_all = false       # true: when this VM powers off, the whole machine stops
 //! mac = "52:54:00:12:34:60"  # virtio-net address (default 52:54:00:12:34:56 + VM index)
+//! disk = "images/disk.img"   # RAM-disk image packed into the package (relative to this file)
 //! ```
 
 use std::fs;
@@ -66,6 +67,7 @@ struct VmSection {
     #[serde(default)]
     ends_all: bool,
     mac: Option<String>,
+    disk: Option<String>,
 }
 
 /// One VM, resolved: everything the package needs except the image bytes.
@@ -89,6 +91,9 @@ pub struct VmPlan {
     pub ends_all: bool,
     /// MAC address of its virtio-net device (`None`: the hypervisor's default).
     pub mac: Option<[u8; 6]>,
+    /// RAM-disk image packed into the package as its virtio disk (`None`: the hypervisor's
+    /// default, a zeroed RAM disk or a slice of QEMU's disk).
+    pub disk_image: Option<PathBuf>,
 }
 
 /// Defaults for the QEMU machine (each `None` when the file does not set it).
@@ -303,6 +308,9 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
             }
             None => None,
         };
+        if v.disk.as_deref().is_some_and(|d| d.trim().is_empty()) {
+            return Err(format!("{at}: `disk` is empty; give an image path"));
+        }
         vms.push(VmPlan {
             name: v.name,
             cmdline: v.cmdline.unwrap_or_else(|| default_cmdline(&guest)),
@@ -313,6 +321,7 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
             vcpus,
             ends_all: v.ends_all,
             mac,
+            disk_image: v.disk.map(|d| base.join(d)),
         });
     }
     let cfg = MachineConfig { machine, vms };
@@ -357,6 +366,9 @@ pub fn check_sources(vms: &[VmPlan], crates: &[String], origin: &str) -> Result<
             if !p.is_file() {
                 return Err(crate::usage!("{at}: {} not found", p.display()));
             }
+        }
+        if let Some(d) = &vm.disk_image {
+            crate::build::check_disk_image(d).map_err(|e| crate::usage!("{at}: {e}"))?;
         }
     }
     Ok(())
@@ -412,6 +424,7 @@ pub fn plans_from_args(
         vcpus: vm.vcpus.unwrap_or(1),
         ends_all: true,
         mac: None,
+        disk_image: vm.disk_image.as_ref().map(|p| cwd.join(p)),
     };
     let vms = vec![plan];
     check_sources(&vms, crates, "command line")?;
@@ -446,6 +459,7 @@ mod tests {
         name = "db"
         kernel = "images/Image"
         initrd = "../initrd.img"
+        disk = "images/db.img"
     "#;
 
     fn parse(text: &str) -> std::result::Result<MachineConfig, String> {
@@ -476,6 +490,8 @@ mod tests {
             GuestSource::File("/repo/configs/images/Image".into())
         );
         assert_eq!(db.initrd, Some("/repo/configs/../initrd.img".into()));
+        assert_eq!(db.disk_image, Some("/repo/configs/images/db.img".into()));
+        assert_eq!(web.disk_image, None);
         assert_eq!(db.mem, DEFAULT_MEM);
         assert_eq!(db.vcpus, 1);
         assert_eq!(db.cmdline, "");
@@ -617,6 +633,16 @@ mod tests {
                 "[[vm]]\nname=\"a\"\nguest=\"hello\"\nends_all=1",
                 "ends_all",
             ),
+            (
+                "empty disk",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\ndisk=\" \"",
+                "`disk` is empty",
+            ),
+            (
+                "disk type",
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\ndisk=1",
+                "disk",
+            ),
         ];
         for (what, text, needle) in cases {
             let err = parse(text).expect_err(what);
@@ -666,6 +692,16 @@ mod tests {
         assert_eq!(c.vms[0].guest, GuestSource::File(dir.join("Image")));
         assert_eq!(c.vms[0].initrd, Some(dir.join("initrd")));
         assert_eq!(c.vms[0].name, "vm0");
+        assert_eq!(c.vms[0].disk_image, None);
+
+        fs::write(dir.join("disk.img"), b"DISK").unwrap();
+        let c = plan(crate::cli::VmArgs {
+            guest: Some("hello".into()),
+            disk_image: Some("disk.img".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.vms[0].disk_image, Some(dir.join("disk.img")));
 
         let c = plan(crate::cli::VmArgs {
             guest: Some("linux".into()),
@@ -694,6 +730,10 @@ mod tests {
             },
             crate::cli::VmArgs {
                 config: Some("nosuch.toml".into()),
+                ..Default::default()
+            },
+            crate::cli::VmArgs {
+                disk_image: Some("nosuch.img".into()),
                 ..Default::default()
             },
         ] {
@@ -764,6 +804,51 @@ mod tests {
         );
         let c = parse("[[vm]]\nname=\"a\"\nguest=\"hello\"").unwrap();
         assert!(check_sources(&c.vms, &["hello".into()], "x.toml").is_ok());
+        let c = parse("[[vm]]\nname=\"a\"\nguest=\"hello\"\ndisk=\"no/disk.img\"").unwrap();
+        let err = check_sources(&c.vms, &["hello".into()], "x.toml").unwrap_err();
+        assert!(
+            err.to_string().contains("/repo/configs/no/disk.img"),
+            "{err}"
+        );
+        assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn disk_images_are_checked() {
+        let dir = scratch("disk");
+        let ok = dir.join("ok.img");
+        fs::write(&ok, [1u8; 700]).unwrap();
+        let empty = dir.join("empty.img");
+        fs::write(&empty, b"").unwrap();
+        // sparse: the size counts, not the blocks
+        let big = dir.join("big.img");
+        fs::File::create(&big)
+            .unwrap()
+            .set_len(vmpkg::MAX_DISK_IMAGE + 1)
+            .unwrap();
+        let max = dir.join("max.img");
+        fs::File::create(&max)
+            .unwrap()
+            .set_len(vmpkg::MAX_DISK_IMAGE)
+            .unwrap();
+        let text = |p: &Path| {
+            format!(
+                "[[vm]]\nname=\"a\"\nguest=\"hello\"\ndisk=\"{}\"",
+                p.display()
+            )
+        };
+        let check = |p: &Path| {
+            let c = parse_config(&text(p), &dir).unwrap();
+            check_sources(&c.vms, &["hello".into()], "x.toml")
+        };
+        assert!(check(&ok).is_ok());
+        assert!(check(&max).is_ok());
+        let err = check(&empty).unwrap_err().to_string();
+        assert!(err.contains("is empty"), "{err}");
+        let err = check(&big).unwrap_err().to_string();
+        assert!(err.contains("at most 64 MiB"), "{err}");
+        assert!(err.contains("VM 'a'"), "{err}");
+        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

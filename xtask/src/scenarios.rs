@@ -11,6 +11,9 @@ use crate::error::{IoContext, Result};
 use crate::fail;
 use crate::qemu::Outcome;
 
+/// Longest `disk_image_marker` (the virtio-test guest prints 16 bytes of sector 2).
+pub const DISK_IMAGE_MARKER_MAX: usize = 16;
+
 /// Default per-run timeout of a scenario, in seconds.
 pub const DEFAULT_SCENARIO_TIMEOUT: u64 = 30;
 
@@ -48,6 +51,7 @@ struct ScenarioFile {
     #[serde(default)]
     full_only: bool,
     disk_marker: Option<String>,
+    disk_image_marker: Option<String>,
     net: Option<String>,
 }
 
@@ -97,6 +101,10 @@ pub struct Scenario {
     /// Attach a fresh 8 MiB virtio disk image to QEMU and require this string in the image
     /// file after the run (data the guest wrote reached the host's disk).
     pub disk_marker: Option<String>,
+    /// Pack a 64 KiB RAM-disk image with this text at sector 2 into the VM's package
+    /// (`--disk-image`); the virtio-test guest prints the start of sector 2, so the scenario
+    /// can `expect` it.
+    pub disk_image_marker: Option<String>,
     /// QEMU's network card (`None`: the config's `[machine] net`, else none).
     pub net: Option<Net>,
 }
@@ -185,6 +193,20 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         Some(n) => Some(Net::parse(n, "`net`")?),
         None => None,
     };
+    if let Some(m) = &f.disk_image_marker {
+        if !matches!(vms, ScenarioVms::Guest { .. }) {
+            return Err("`disk_image_marker` goes with `guest` (one VM), not `config`".into());
+        }
+        if m.is_empty()
+            || m.len() > DISK_IMAGE_MARKER_MAX
+            || !m.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        {
+            return Err(format!(
+                "`disk_image_marker` = {m:?}: give 1..={DISK_IMAGE_MARKER_MAX} printable ASCII \
+                 characters (the guest prints the first {DISK_IMAGE_MARKER_MAX} bytes of sector 2)"
+            ));
+        }
+    }
     Ok(Scenario {
         name: name.to_string(),
         description: f.description.unwrap_or_default(),
@@ -198,6 +220,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         cells: f.cells,
         full_only: f.full_only,
         disk_marker: f.disk_marker.filter(|m| !m.is_empty()),
+        disk_image_marker: f.disk_image_marker,
         net,
     })
 }
@@ -488,6 +511,22 @@ mod tests {
                 "full_only type",
                 "guest = \"hello\"\nexit = \"zero\"\nfull_only = \"yes\"",
             ),
+            (
+                "disk_image_marker with config",
+                "config = \"c.toml\"\nexit = \"zero\"\ndisk_image_marker = \"X\"",
+            ),
+            (
+                "empty disk_image_marker",
+                "guest = \"hello\"\nexit = \"zero\"\ndisk_image_marker = \"\"",
+            ),
+            (
+                "long disk_image_marker",
+                "guest = \"hello\"\nexit = \"zero\"\ndisk_image_marker = \"12345678901234567\"",
+            ),
+            (
+                "unprintable disk_image_marker",
+                "guest = \"hello\"\nexit = \"zero\"\ndisk_image_marker = \"a\\nb\"",
+            ),
         ];
         for (what, text) in bad {
             assert!(
@@ -501,6 +540,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(msg.contains("expected"), "{msg}");
+    }
+
+    #[test]
+    fn disk_image_marker() {
+        let s = parse_scenario(
+            "d",
+            "guest = \"virtio-test\"\nexit = \"zero\"\ndisk_image_marker = \"PKG DISK-1\"",
+        )
+        .unwrap();
+        assert_eq!(s.disk_image_marker.as_deref(), Some("PKG DISK-1"));
+        assert_eq!(hello().disk_image_marker, None);
     }
 
     #[test]

@@ -124,6 +124,42 @@ fn block_errors() {
     );
 }
 
+/// Storage the embedder owns (the hypervisor copies a package's disk image into its own
+/// frames): whole sectors only, contents served as they are, nothing past the end.
+struct Frames(Box<[u8]>);
+
+impl AsRef<[u8]> for Frames {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsMut<[u8]> for Frames {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+#[test]
+fn ram_disk_over_embedder_storage() {
+    use virtio_mmio::devices::block::BlockBackend;
+    // A 1100-byte image padded to 1536 (3 sectors), plus a stray tail that is not a sector.
+    let mut bytes = vec![0u8; 3 * 512 + 100];
+    bytes[1024..1028].copy_from_slice(b"MARK");
+    let mut disk = RamDisk::from_storage(Frames(bytes.into_boxed_slice()));
+    assert_eq!(disk.capacity_sectors(), 3);
+    assert_eq!(disk.image().len(), 3 * 512);
+    let mut buf = [0u8; 512];
+    disk.read(2, &mut buf).unwrap();
+    assert_eq!(&buf[..4], b"MARK");
+    assert!(disk.read(3, &mut buf).is_err(), "past the end");
+    assert!(disk.read(2, &mut [0u8; 1024]).is_err(), "runs past the end");
+    disk.write(0, &[7u8; 512]).unwrap();
+    assert_eq!(disk.image()[..512], [7u8; 512]);
+    let mut ro = RamDisk::from_storage(Frames(vec![0u8; 512].into_boxed_slice())).read_only();
+    assert!(ro.write(0, &[1u8; 512]).is_err());
+}
+
 #[test]
 fn block_request_split_across_descriptors_and_indirect() {
     let (mut t, _) = new_dev(BlockDevice::new(RamDisk::new(8), "x"));

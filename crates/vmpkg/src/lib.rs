@@ -1,5 +1,5 @@
 //! The VM package: one flat blob that describes every VM the hypervisor should start and
-//! carries their kernel images, initrds and command lines.
+//! carries their kernel images, initrds, command lines and RAM-disk images.
 //!
 //! A boot loader hands the package to the hypervisor the way it hands an initrd to Linux
 //! (QEMU `-initrd`, U-Boot `booti`'s second argument, GRUB `initrd`); the hypervisor finds it
@@ -16,14 +16,18 @@
 //!            | cmdline (off u32, len u32)              -- 64 bytes per VM
 //! vm_ext[i] : mac [6] | ext_flags u8 | reserved [9]      -- 16 bytes per VM, only when
 //!            the header's flags have PKG_FLAG_VM_EXT
+//! vm_disk[i]: disk (off u64, len u64)                    -- 16 bytes per VM, only when
+//!            the header's flags have PKG_FLAG_VM_DISK (after vm_ext when both are set);
+//!            len 0: no disk image for that VM
 //! payload  : the bytes the offsets point at (offsets are from the package start)
 //! ```
 //!
-//! Compatibility: the extension table sits between the descriptors and the payload and every
-//! offset is absolute, so a reader that predates it (and ignores the header flags, which were
-//! reserved) still reads such a package; a package without the flag is exactly the original
-//! format, and this reader gives its VMs no extension values (`mac: None`). The builder
-//! writes the table only when some VM needs it.
+//! Compatibility: the optional tables sit between the descriptors and the payload and every
+//! offset is absolute, so a reader that predates them (and ignores the header flags, which
+//! were reserved, or knows only `PKG_FLAG_VM_EXT`, whose table stays right after the
+//! descriptors) still reads such a package; a package without the flags is exactly the
+//! original format, and this reader gives its VMs no extension values (`mac: None`,
+//! `disk: None`). The builder writes each table only when some VM needs it.
 #![cfg_attr(not(test), no_std)]
 
 #[cfg(any(test, feature = "alloc"))]
@@ -59,6 +63,16 @@ pub const VM_FLAG_RESTART_ON_RESET: u32 = 1 << 1;
 /// Package `flags` bit: a table of `vm_count` [`VM_EXT_LEN`]-byte extension records follows the
 /// VM descriptors.
 pub const PKG_FLAG_VM_EXT: u32 = 1 << 0;
+
+/// Package `flags` bit: a table of `vm_count` [`VM_DISK_LEN`]-byte disk records (offset and
+/// length of each VM's RAM-disk image) follows the descriptors (and the extension table).
+pub const PKG_FLAG_VM_DISK: u32 = 1 << 1;
+
+/// Size of one VM disk record (see [`PKG_FLAG_VM_DISK`]).
+pub const VM_DISK_LEN: usize = 16;
+
+/// Largest RAM-disk image one VM may carry (the hypervisor copies it into its own memory).
+pub const MAX_DISK_IMAGE: u64 = 64 << 20;
 
 /// `ext_flags` bit of an extension record: its `mac` is set (the VM's virtio-net address).
 pub const VM_EXT_HAS_MAC: u8 = 1 << 0;

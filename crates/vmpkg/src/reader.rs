@@ -1,8 +1,8 @@
 //! Zero-copy, bounds-checked reading of a VM package.
 
 use crate::{
-    valid_unicast_mac, HEADER_LEN, MAGIC, MAX_VMS, PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_EXT_HAS_MAC,
-    VM_EXT_LEN,
+    valid_unicast_mac, HEADER_LEN, MAGIC, MAX_DISK_IMAGE, MAX_VMS, PKG_FLAG_VM_DISK,
+    PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_DISK_LEN, VM_EXT_HAS_MAC, VM_EXT_LEN,
 };
 
 /// Why a package could not be read.
@@ -22,6 +22,23 @@ pub enum PackageError {
     EmptyVm,
     /// A VM's MAC address is a group (multicast/broadcast) or all-zero address.
     BadMac,
+    /// A VM's disk image is larger than [`MAX_DISK_IMAGE`].
+    DiskTooLarge,
+}
+
+impl core::fmt::Display for PackageError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            PackageError::Truncated => "truncated (shorter than its header says)",
+            PackageError::BadMagic => "not a VM package (bad magic)",
+            PackageError::TooManyVms => "too many VMs",
+            PackageError::OutOfBounds => "an offset points outside the package",
+            PackageError::NotUtf8 => "a VM name or command line is not UTF-8",
+            PackageError::EmptyVm => "a VM has no memory or no vCPUs",
+            PackageError::BadMac => "a VM's MAC address is not a unicast address",
+            PackageError::DiskTooLarge => "a VM's disk image is larger than 64 MiB",
+        })
+    }
 }
 
 /// A validated view of a package.
@@ -51,6 +68,9 @@ pub struct VmSpec<'a> {
     pub cmdline: &'a str,
     /// MAC address of the VM's virtio-net device (`None`: the hypervisor's default).
     pub mac: Option<[u8; 6]>,
+    /// Image of the VM's RAM disk (its virtio-blk device); `None`: the hypervisor's default
+    /// disk. At most [`MAX_DISK_IMAGE`] bytes, never empty.
+    pub disk: Option<&'a [u8]>,
 }
 
 fn le_u32(b: &[u8], off: usize) -> Result<u32, PackageError> {
@@ -159,6 +179,27 @@ impl<'a> Package<'a> {
                 mac = Some(m);
             }
         }
+        let mut disk = None;
+        if self.flags & PKG_FLAG_VM_DISK != 0 {
+            let ext_len = if self.flags & PKG_FLAG_VM_EXT != 0 {
+                VM_EXT_LEN
+            } else {
+                0
+            };
+            let t = HEADER_LEN
+                + self.vm_count as usize * (VM_DESC_LEN + ext_len)
+                + index as usize * VM_DISK_LEN;
+            if t + VM_DISK_LEN > b.len() {
+                return Err(PackageError::Truncated);
+            }
+            let len = le_u64(b, t + 8)?;
+            if len > MAX_DISK_IMAGE {
+                return Err(PackageError::DiskTooLarge);
+            }
+            if len != 0 {
+                disk = Some(slice(b, le_u64(b, t)?, len)?);
+            }
+        }
         Ok(VmSpec {
             name: core::str::from_utf8(name).map_err(|_| PackageError::NotUtf8)?,
             mem_bytes,
@@ -168,6 +209,7 @@ impl<'a> Package<'a> {
             initrd: (initrd_len != 0).then_some(initrd),
             cmdline: core::str::from_utf8(cmdline).map_err(|_| PackageError::NotUtf8)?,
             mac,
+            disk,
         })
     }
 
@@ -212,6 +254,7 @@ mod tests {
             initrd: None,
             cmdline: "console=ttyAMA0".into(),
             mac: None,
+            disk: None,
         });
         b.add_vm(VmImage {
             name: "vm1".into(),
@@ -222,6 +265,7 @@ mod tests {
             initrd: Some(vec![7; 10]),
             cmdline: String::new(),
             mac: None,
+            disk: None,
         });
         b.build()
     }
@@ -295,6 +339,119 @@ mod tests {
         assert!(!crate::valid_unicast_mac(&[0; 6]));
         assert!(crate::valid_unicast_mac(&[0x02, 0, 0, 0, 0, 1]));
         assert!(crate::valid_unicast_mac(&[0x00, 0x1b, 0x21, 0, 0, 1]));
+    }
+
+    /// vm0: a MAC and no disk; vm1: a 1000-byte disk image; vm2: a disk and a MAC.
+    fn with_disks(macs: bool) -> Vec<u8> {
+        let mut b = PackageBuilder::new();
+        let disks = [None, Some(vec![0xd1; 1000]), Some(b"DISK-2".to_vec())];
+        for (i, disk) in disks.into_iter().enumerate() {
+            b.add_vm(VmImage {
+                name: format!("vm{i}"),
+                mem_bytes: 64 << 20,
+                vcpus: 1,
+                kernel: vec![5; 8],
+                initrd: (i == 2).then(|| vec![6; 3]),
+                mac: (macs && i != 1).then_some([0x02, 0, 0, 0, 0, i as u8 + 1]),
+                disk,
+                ..Default::default()
+            });
+        }
+        b.build()
+    }
+
+    #[test]
+    fn disk_images_round_trip() {
+        for macs in [false, true] {
+            let bytes = with_disks(macs);
+            let p = Package::parse(&bytes).unwrap();
+            assert_eq!(p.flags() & PKG_FLAG_VM_DISK, PKG_FLAG_VM_DISK);
+            assert_eq!(p.flags() & PKG_FLAG_VM_EXT != 0, macs);
+            let v: Vec<_> = p.vms().collect();
+            assert_eq!(v.len(), 3);
+            assert_eq!(v[0].disk, None);
+            assert_eq!(v[1].disk, Some(&[0xd1u8; 1000][..]));
+            assert_eq!(v[2].disk, Some(&b"DISK-2"[..]));
+            assert_eq!(v[2].initrd, Some(&[6u8; 3][..]));
+            assert_eq!(v[2].kernel, &[5; 8]);
+            if macs {
+                assert_eq!(v[0].mac, Some([2, 0, 0, 0, 0, 1]));
+                assert_eq!(v[1].mac, None);
+                assert_eq!(v[2].mac, Some([2, 0, 0, 0, 0, 3]));
+            }
+            for len in 0..bytes.len() {
+                assert!(Package::parse(&bytes[..len]).is_err(), "len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn packages_without_disks_have_no_disk_table() {
+        for bytes in [sample(), with_mac()] {
+            let p = Package::parse(&bytes).unwrap();
+            assert_eq!(p.flags() & PKG_FLAG_VM_DISK, 0);
+            assert!(p.vms().all(|v| v.disk.is_none()));
+        }
+    }
+
+    #[test]
+    fn old_readers_see_the_same_vms_with_disks() {
+        // Clearing the disk flag (a reader that predates the disk table) only drops disks:
+        // the MAC table stays right after the descriptors and offsets are absolute.
+        let mut bytes = with_disks(true);
+        bytes[20..24].copy_from_slice(&PKG_FLAG_VM_EXT.to_le_bytes());
+        let p = Package::parse(&bytes).unwrap();
+        let v: Vec<_> = p.vms().collect();
+        assert_eq!(v[2].name, "vm2");
+        assert_eq!(v[2].mac, Some([2, 0, 0, 0, 0, 3]));
+        assert!(v.iter().all(|v| v.disk.is_none()));
+        // ... and one that ignores all flags.
+        bytes[20..24].copy_from_slice(&0u32.to_le_bytes());
+        let p = Package::parse(&bytes).unwrap();
+        assert_eq!(p.vm(1).unwrap().kernel, &[5; 8]);
+    }
+
+    #[test]
+    fn corrupt_disk_records_are_rejected() {
+        let table = HEADER_LEN + 3 * VM_DESC_LEN;
+        // vm1's disk offset far outside the package
+        let mut bytes = with_disks(false);
+        let r = table + VM_DISK_LEN;
+        bytes[r..r + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(
+            Package::parse(&bytes).unwrap_err(),
+            PackageError::OutOfBounds
+        );
+        // a length beyond the limit, even if the package were that long
+        let mut bytes = with_disks(false);
+        bytes[r + 8..r + 16].copy_from_slice(&(crate::MAX_DISK_IMAGE + 1).to_le_bytes());
+        assert_eq!(
+            Package::parse(&bytes).unwrap_err(),
+            PackageError::DiskTooLarge
+        );
+        // the flag set on a package without the table: the records read garbage (names,
+        // payload) and must fail cleanly or yield in-bounds slices, never panic
+        let mut bytes = sample();
+        bytes[20..24].copy_from_slice(&PKG_FLAG_VM_DISK.to_le_bytes());
+        if let Ok(p) = Package::parse(&bytes) {
+            for v in p.vms() {
+                assert!(v.disk.is_none_or(|d| d.len() <= bytes.len()));
+            }
+        }
+        // garbage after a valid header
+        let mut junk = sample();
+        for (i, b) in junk.iter_mut().enumerate().skip(HEADER_LEN) {
+            *b = (i * 37 + 11) as u8;
+        }
+        assert!(Package::parse(&junk).is_err());
+    }
+
+    #[test]
+    fn errors_describe_themselves() {
+        assert_eq!(
+            PackageError::DiskTooLarge.to_string(),
+            "a VM's disk image is larger than 64 MiB"
+        );
     }
 
     #[test]

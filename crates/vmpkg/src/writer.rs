@@ -2,7 +2,10 @@
 
 use alloc::{string::String, vec::Vec};
 
-use crate::{HEADER_LEN, MAGIC, PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_EXT_HAS_MAC, VM_EXT_LEN};
+use crate::{
+    HEADER_LEN, MAGIC, PKG_FLAG_VM_DISK, PKG_FLAG_VM_EXT, VM_DESC_LEN, VM_DISK_LEN, VM_EXT_HAS_MAC,
+    VM_EXT_LEN,
+};
 
 /// One VM to put into a package, with owned images.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +27,10 @@ pub struct VmImage {
     /// MAC address of the VM's virtio-net device (`None`: the hypervisor's default). The
     /// caller checks it is a unicast address; the reader rejects group addresses.
     pub mac: Option<[u8; 6]>,
+    /// Image of the VM's RAM disk (`None`: the hypervisor's default disk). The caller checks
+    /// it is not empty and at most [`crate::MAX_DISK_IMAGE`] bytes; the reader rejects larger
+    /// ones and treats an empty one as none.
+    pub disk: Option<Vec<u8>>,
 }
 
 /// Collects VMs and serialises them into the package format.
@@ -44,13 +51,21 @@ impl PackageBuilder {
         self
     }
 
-    /// Serialises the package. Large payloads (kernels, initrds) are 4 KiB aligned.
+    /// Serialises the package. Large payloads (kernels, initrds, disk images) are 4 KiB aligned.
     pub fn build(&self) -> Vec<u8> {
         let desc_end = HEADER_LEN + self.vms.len() * VM_DESC_LEN;
         // The extension table only when a VM needs it: otherwise the original format.
         let ext = self.vms.iter().any(|v| v.mac.is_some());
         let ext_end = desc_end + if ext { self.vms.len() * VM_EXT_LEN } else { 0 };
-        let mut out = alloc::vec![0u8; ext_end];
+        // The disk table likewise, after the extension table.
+        let disks = self.vms.iter().any(|v| v.disk.is_some());
+        let disk_end = ext_end
+            + if disks {
+                self.vms.len() * VM_DISK_LEN
+            } else {
+                0
+            };
+        let mut out = alloc::vec![0u8; disk_end];
         let put = |out: &mut Vec<u8>, data: &[u8], align: usize| -> (u64, u64) {
             while !out.len().is_multiple_of(align) {
                 out.push(0);
@@ -85,12 +100,19 @@ impl PackageBuilder {
                 out[e..e + 6].copy_from_slice(&mac);
                 out[e + 6] = VM_EXT_HAS_MAC;
             }
+            if let (true, Some(disk)) = (disks, &vm.disk) {
+                let (off, len) = put(&mut out, disk, 4096);
+                let r = ext_end + i * VM_DISK_LEN;
+                out[r..r + 8].copy_from_slice(&off.to_le_bytes());
+                out[r + 8..r + 16].copy_from_slice(&len.to_le_bytes());
+            }
         }
         let total = out.len() as u64;
         out[0..8].copy_from_slice(&MAGIC);
         out[8..16].copy_from_slice(&total.to_le_bytes());
         out[16..20].copy_from_slice(&(self.vms.len() as u32).to_le_bytes());
-        let flags = if ext { PKG_FLAG_VM_EXT } else { 0 };
+        let flags =
+            if ext { PKG_FLAG_VM_EXT } else { 0 } | if disks { PKG_FLAG_VM_DISK } else { 0 };
         out[20..24].copy_from_slice(&flags.to_le_bytes());
         out
     }

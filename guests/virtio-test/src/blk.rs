@@ -1,4 +1,5 @@
-//! Block: pattern write/read-back, the host-visible marker at sector 1, flush.
+//! Block: what sector 2 starts with (a disk image's marker), a read past the end (must
+//! fail), pattern write/read-back, the host-visible marker at sector 1, flush.
 
 use virtio_drivers::device::blk::{VirtIOBlk, SECTOR_SIZE};
 use virtio_drivers::transport::mmio::MmioTransport;
@@ -10,6 +11,8 @@ use crate::{say, Outcome};
 pub const MARKER: &[u8] = b"VIRTIO-TEST-MARKER";
 const FIRST: usize = 2;
 const SECTORS: usize = 4;
+/// Bytes of sector `FIRST` shown as text.
+const PEEK: usize = 16;
 
 fn pattern(sector: usize, i: usize) -> u8 {
     (sector * 31 + i * 7 + 1) as u8
@@ -27,6 +30,35 @@ pub fn check(t: MmioTransport<'static>) -> Outcome {
     let capacity = blk.capacity();
     if capacity < (FIRST + SECTORS) as u64 {
         say!("block: FAIL capacity {} sectors is too small", capacity);
+        return Outcome::Fail;
+    }
+    // Before anything is written: the start of sector 2 as text (up to the first NUL,
+    // anything but printable ASCII as '.'), so a test can check a disk image's contents.
+    let mut first = [0u8; SECTOR_SIZE];
+    if let Err(e) = blk.read_blocks(FIRST, &mut first) {
+        say!("block: FAIL read of sector {}: {:?}", FIRST, e);
+        return Outcome::Fail;
+    }
+    let mut text = [0u8; PEEK];
+    let n = first[..PEEK].iter().position(|&b| b == 0).unwrap_or(PEEK);
+    for (t, &b) in text.iter_mut().zip(&first[..n]) {
+        *t = if b.is_ascii_graphic() || b == b' ' {
+            b
+        } else {
+            b'.'
+        };
+    }
+    say!(
+        "block: sector {} starts \"{}\"",
+        FIRST,
+        core::str::from_utf8(&text[..n]).unwrap_or("?")
+    );
+    // A read past the capacity is an I/O error (VIRTIO_BLK_S_IOERR), never data.
+    if blk.read_blocks(capacity as usize, &mut first).is_ok() {
+        say!(
+            "block: FAIL read of sector {} (past the end) succeeded",
+            capacity
+        );
         return Outcome::Fail;
     }
     if blk.readonly() {

@@ -3,8 +3,9 @@
 //!
 //! It finds every `virtio,mmio` node in its device tree, probes each transport and runs one
 //! check per device type it finds (the first device of each type):
-//! - block: writes a pattern to sectors 2..6, reads it back, writes `VIRTIO-TEST-MARKER` at
-//!   sector 1, flushes;
+//! - block: prints the first 16 bytes of sector 2 as text (`block: sector 2 starts "..."`:
+//!   a disk image's marker), checks that a read past the end fails, writes a pattern to
+//!   sectors 2..6, reads it back, writes `VIRTIO-TEST-MARKER` at sector 1, flushes;
 //! - console: prints a line through virtio-console;
 //! - entropy: reads 32 bytes and checks they are not all equal;
 //! - net: sends a broadcast frame; with `net=echo` in the bootargs sends it until it comes

@@ -196,6 +196,11 @@ impl BlockBackend for DiskSlice {
     }
 }
 
+/// Whether the machine has a physical (QEMU) virtio disk the hypervisor drives.
+pub fn has_disk() -> bool {
+    HOST.get().is_some_and(|h| h.disk.is_some())
+}
+
 /// VM `index`'s slice of the physical disk (1/`vm_count` of it), if there is one.
 pub fn disk_for(index: usize, vm_count: usize) -> Option<Box<dyn BlockBackend + Send>> {
     let disk = HOST.get()?.disk.clone()?;

@@ -116,7 +116,7 @@ pub fn poll_network() {
             continue;
         }
         for slot in vm.virtio.iter().filter(|v| v.kind == "net") {
-            let _ = slot.dev.lock().poll();
+            slot.poll(&vm.name);
         }
         vm.sync_virtio_irqs(None);
     }

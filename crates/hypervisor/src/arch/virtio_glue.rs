@@ -84,8 +84,11 @@ pub trait VirtioHandle: Send {
     fn write(&mut self, offset: u64, size: u8, value: u64) -> Result<(), VirtioError>;
     /// Host-side work (console input, frames waiting on the switch).
     fn poll(&mut self) -> Result<(), VirtioError>;
-    /// Queues console input (console devices only; others ignore it).
-    fn push_input(&mut self, _bytes: &[u8]) {}
+    /// Queues console input and moves it into the receive queue (console devices only;
+    /// others ignore it). An error is the poll's, for [`VirtioSlot::push_input`] to log.
+    fn push_input(&mut self, _bytes: &[u8]) -> Result<(), VirtioError> {
+        Ok(())
+    }
 }
 
 impl<D: VirtioDevice + Send> VirtioHandle for VirtioMmio<D, GuestRam, IrqLatch> {
@@ -113,9 +116,9 @@ impl VirtioHandle for ConsoleHandle {
     fn poll(&mut self) -> Result<(), VirtioError> {
         self.0.poll()
     }
-    fn push_input(&mut self, bytes: &[u8]) {
+    fn push_input(&mut self, bytes: &[u8]) -> Result<(), VirtioError> {
         self.0.device_mut().push_input(bytes);
-        let _ = self.0.poll();
+        self.0.poll()
     }
 }
 
@@ -144,6 +147,32 @@ pub struct VirtioSlot {
     pub mac: Option<[u8; 6]>,
 }
 
+impl VirtioSlot {
+    /// Host-side work of the device (see [`VirtioHandle::poll`]); an error (a malformed
+    /// chain puts the device into `DEVICE_NEEDS_RESET`) is logged for VM `vm`.
+    pub fn poll(&self, vm: &str) {
+        if let Err(e) = self.dev.lock().poll() {
+            warn_virtio_error(vm, self.kind, format_args!("poll"), &e);
+        }
+    }
+
+    /// Console input for the device (see [`VirtioHandle::push_input`]); errors are logged
+    /// for VM `vm` like [`VirtioSlot::poll`]'s.
+    pub fn push_input(&self, vm: &str, bytes: &[u8]) {
+        if let Err(e) = self.dev.lock().push_input(bytes) {
+            warn_virtio_error(vm, self.kind, format_args!("console input"), &e);
+        }
+    }
+}
+
+/// Logs an error of VM `vm`'s virtio-`kind` device found during `what` (a register access,
+/// a poll, console input) as a `[hv] warn:` line: a malformed queue has put the device into
+/// `DEVICE_NEEDS_RESET` ("...; device needs reset"), anything else was ignored (RAZ/WI). The
+/// one place every virtio path reports through.
+pub fn warn_virtio_error(vm: &str, kind: &str, what: core::fmt::Arguments<'_>, e: &VirtioError) {
+    crate::hv_warn!("{vm}: virtio-{kind} {what}: {e}");
+}
+
 /// The MMIO-bus adapter of a virtio slot. Register errors are logged; the access itself
 /// always completes (RAZ/WI), as the virtio-mmio transport defines.
 pub struct VirtioBusDevice {
@@ -162,17 +191,18 @@ impl MmioDevice for VirtioBusDevice {
             .lock()
             .read(offset, size.bytes() as u8)
             .unwrap_or_else(|e| {
-                crate::hv_warn!("{}: virtio-{} read at {offset:#x}: {e}", self.vm, self.kind);
+                warn_virtio_error(&self.vm, self.kind, format_args!("read at {offset:#x}"), &e);
                 0
             }))
     }
 
     fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
         if let Err(e) = self.dev.lock().write(offset, size.bytes() as u8, value) {
-            crate::hv_warn!(
-                "{}: virtio-{} write at {offset:#x}: {e}",
-                self.vm,
-                self.kind
+            warn_virtio_error(
+                &self.vm,
+                self.kind,
+                format_args!("write at {offset:#x}"),
+                &e,
             );
         }
         Ok(())
@@ -265,7 +295,61 @@ impl BlockBackend for BoxedBlock {
 /// Size of the RAM disk a VM gets when the machine has no physical disk for it.
 pub const RAMDISK_SECTORS: u64 = 4 * 2048; // 4 MiB
 
-/// Creates the virtio devices of VM `index` (of `vm_count`): console, block, net (with
+/// Memory from the frame allocator holding a VM's RAM-disk image (the storage of a
+/// [`RamDisk`]): the package's image copied at VM creation, zero-padded to whole sectors,
+/// writable, freed with the VM's devices. Frames, not the heap, so 64 MiB images fit.
+pub struct PackageDisk {
+    pa: u64,
+    alloc: u64,
+    len: usize,
+}
+
+impl PackageDisk {
+    /// Copies `image` into fresh frames; its size is rounded up to 512 bytes. `None` when
+    /// the image is empty or memory is short.
+    pub fn new(image: &[u8]) -> Option<Self> {
+        if image.is_empty() {
+            return None;
+        }
+        let len = image
+            .len()
+            .next_multiple_of(virtio_mmio::devices::block::SECTOR_SIZE);
+        let alloc = len as u64;
+        let pa = super::frames::alloc_zeroed(alloc)?;
+        // SAFETY: the frames were just allocated for this disk (zeroed, identity-mapped,
+        // at least `len` bytes) and nothing else refers to them.
+        unsafe { core::ptr::copy_nonoverlapping(image.as_ptr(), pa as *mut u8, image.len()) };
+        Some(Self { pa, alloc, len })
+    }
+
+    /// Size in bytes (the image rounded up to whole sectors).
+    pub fn size(&self) -> usize {
+        self.len
+    }
+}
+
+impl AsRef<[u8]> for PackageDisk {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `pa..pa+len` are frames owned by `self` until it is dropped.
+        unsafe { core::slice::from_raw_parts(self.pa as *const u8, self.len) }
+    }
+}
+
+impl AsMut<[u8]> for PackageDisk {
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_ref`; `&mut self` makes the access exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.pa as *mut u8, self.len) }
+    }
+}
+
+impl Drop for PackageDisk {
+    fn drop(&mut self) {
+        super::frames::free(self.pa, self.alloc);
+    }
+}
+
+/// Creates the virtio devices of VM `index` (of `vm_count`): console, block (the package's
+/// disk image `disk`, else a slice of the host's disk, else a zeroed RAM disk), net (with
 /// address `mac`, or [`mac_for`]`(index)`), rng.
 pub fn create_devices(
     name: &str,
@@ -274,6 +358,7 @@ pub fn create_devices(
     ram: GuestRam,
     console: Box<dyn UartOutput>,
     mac: Option<[u8; 6]>,
+    disk: Option<PackageDisk>,
 ) -> Vec<VirtioSlot> {
     let mac = mac.unwrap_or_else(|| mac_for(index));
     let mut slots = Vec::new();
@@ -300,10 +385,23 @@ pub fn create_devices(
         ))),
         irq,
     );
-    let backend: Box<dyn BlockBackend + Send> = match super::host_virtio::disk_for(index, vm_count)
-    {
-        Some(d) => d,
-        None => Box::new(RamDisk::new(RAMDISK_SECTORS)),
+    let backend: Box<dyn BlockBackend + Send> = match disk {
+        Some(d) => {
+            let instead = if super::host_virtio::has_disk() {
+                " (instead of its slice of the host's virtio disk)"
+            } else {
+                ""
+            };
+            crate::hv_log!(
+                "{name}: virtio-blk: RAM disk from package, {} bytes{instead}",
+                d.size()
+            );
+            Box::new(RamDisk::from_storage(d))
+        }
+        None => match super::host_virtio::disk_for(index, vm_count) {
+            Some(d) => d,
+            None => Box::new(RamDisk::new(RAMDISK_SECTORS)),
+        },
     };
     let irq = IrqLatch::default();
     let id: String = alloc::format!("{name}-disk");

@@ -243,6 +243,11 @@ impl Vm {
             spec.initrd.map(|i| i.len() as u64),
         )
         .map_err(VmError::Load)?;
+        // The package's RAM-disk image, copied before the RAM so a failure leaks nothing.
+        let disk = match spec.disk {
+            Some(img) => Some(virtio_glue::PackageDisk::new(img).ok_or(VmError::OutOfMemory)?),
+            None => None,
+        };
         let ram_pa = frames::alloc_zeroed(ram_size).ok_or(VmError::OutOfMemory)?;
         let mut stage2 = match Stage2Table::new(p.s2cfg, FrameTables) {
             Ok(s) => s,
@@ -292,8 +297,9 @@ impl Vm {
             pa: ram_pa,
             size: ram_size,
         };
-        let virtio =
-            virtio_glue::create_devices(spec.name, p.index, p.vm_count, ram, console, spec.mac);
+        let virtio = virtio_glue::create_devices(
+            spec.name, p.index, p.vm_count, ram, console, spec.mac, disk,
+        );
         for slot in &virtio {
             bus.add(
                 slot.base,

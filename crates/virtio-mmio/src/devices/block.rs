@@ -62,10 +62,13 @@ pub trait BlockBackend {
     fn read_only(&self) -> bool;
 }
 
-/// A disk held in memory.
+/// A disk held in memory: a byte vector by default, or any storage the embedder provides
+/// (`S`, e.g. memory it allocated itself, such as an image copied out of a VM package).
+/// Its capacity is the storage's whole 512-byte sectors; requests beyond it fail
+/// (`VIRTIO_BLK_S_IOERR`).
 #[derive(Clone, Debug)]
-pub struct RamDisk {
-    data: Vec<u8>,
+pub struct RamDisk<S = Vec<u8>> {
+    data: S,
     read_only: bool,
 }
 
@@ -78,8 +81,16 @@ impl RamDisk {
     /// A disk holding `image`, rounded down to whole sectors.
     pub fn from_image(mut image: Vec<u8>) -> Self {
         image.truncate(image.len() / SECTOR_SIZE * SECTOR_SIZE);
+        Self::from_storage(image)
+    }
+}
+
+impl<S: AsRef<[u8]> + AsMut<[u8]>> RamDisk<S> {
+    /// A disk over `storage`, whose whole sectors it serves (a partial last sector is
+    /// unused: pad the storage with zeros to round an image up).
+    pub fn from_storage(storage: S) -> Self {
         Self {
-            data: image,
+            data: storage,
             read_only: false,
         }
     }
@@ -90,9 +101,10 @@ impl RamDisk {
         self
     }
 
-    /// The disk contents.
+    /// The disk contents (whole sectors).
     pub fn image(&self) -> &[u8] {
-        &self.data
+        let d = self.data.as_ref();
+        &d[..d.len() / SECTOR_SIZE * SECTOR_SIZE]
     }
 
     fn span(&self, sector: u64, len: usize) -> Result<core::ops::Range<usize>, BlockError> {
@@ -101,21 +113,21 @@ impl RamDisk {
             .and_then(|s| s.checked_mul(SECTOR_SIZE))
             .ok_or(BlockError)?;
         let end = start.checked_add(len).ok_or(BlockError)?;
-        if end > self.data.len() {
+        if end > self.image().len() {
             return Err(BlockError);
         }
         Ok(start..end)
     }
 }
 
-impl BlockBackend for RamDisk {
+impl<S: AsRef<[u8]> + AsMut<[u8]>> BlockBackend for RamDisk<S> {
     fn capacity_sectors(&self) -> u64 {
-        (self.data.len() / SECTOR_SIZE) as u64
+        (self.data.as_ref().len() / SECTOR_SIZE) as u64
     }
 
     fn read(&mut self, sector: u64, buf: &mut [u8]) -> Result<(), BlockError> {
         let r = self.span(sector, buf.len())?;
-        buf.copy_from_slice(&self.data[r]);
+        buf.copy_from_slice(&self.data.as_ref()[r]);
         Ok(())
     }
 
@@ -124,7 +136,7 @@ impl BlockBackend for RamDisk {
             return Err(BlockError);
         }
         let r = self.span(sector, buf.len())?;
-        self.data[r].copy_from_slice(buf);
+        self.data.as_mut()[r].copy_from_slice(buf);
         Ok(())
     }
 
