@@ -139,14 +139,7 @@ impl Results {
 pub fn parse(output: &str) -> Results {
     let mut r = Results::default();
     for line in output.lines() {
-        let line = line.trim_end_matches('\r');
-        // With several VMs the hypervisor prefixes guest lines with `[name] `.
-        let line = match line.strip_prefix('[') {
-            Some(rest) if !line.starts_with("[hv] ") => {
-                rest.split_once("] ").map_or(line, |(_, l)| l)
-            }
-            _ => line,
-        };
+        let line = guest_line(line);
         if let Some(rest) = line.strip_prefix("bench: ") {
             if rest == "done" {
                 r.done = true;
@@ -517,6 +510,32 @@ pub fn exits_text(kv: Option<&[(String, f64)]>) -> String {
     }
 }
 
+/// `line` without a trailing `\r` and without the `[vm] ` prefix the hypervisor puts on
+/// guest lines when it runs several VMs (its own `[hv] ` lines are kept).
+pub fn guest_line(line: &str) -> &str {
+    let line = line.trim_end_matches('\r');
+    match line.strip_prefix('[') {
+        Some(rest) if !line.starts_with("[hv] ") => rest.split_once("] ").map_or(line, |(_, l)| l),
+        _ => line,
+    }
+}
+
+/// Appends the header row of a per-GIC table (`GICvN`, then one column of `width` per
+/// hypervisor cell) to `s` and returns those cells in column order.
+pub fn hypervisor_columns(s: &mut String, gic: Gic, width: usize) -> Vec<Cell> {
+    let cols: Vec<Cell> = cells()
+        .into_iter()
+        .filter(|c| c.gic == gic && c.backend.is_some())
+        .collect();
+    let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
+    for c in &cols {
+        let head = format!("{} {}", c.cpu.name(), c.backend.map_or("", |b| b.name()));
+        let _ = write!(s, " {head:>width$}");
+    }
+    s.push('\n');
+    cols
+}
+
 /// The second table: per GIC, the exits one operation costs in each hypervisor cell, as the
 /// guest measured them on its own vCPU (`HV_EXIT_COUNT` before and after the loop).
 pub fn exits_table(results: &[(Cell, Results)]) -> String {
@@ -525,16 +544,7 @@ pub fn exits_table(results: &[(Cell, Results)]) -> String {
          loop; ipi-roundtrip: vCPU 0 only; vm-switch-pair: not attributed)\n",
     );
     for gic in [Gic::V2, Gic::V3] {
-        let cols: Vec<Cell> = cells()
-            .into_iter()
-            .filter(|c| c.gic == gic && c.backend.is_some())
-            .collect();
-        let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
-        for c in &cols {
-            let head = format!("{} {}", c.cpu.name(), c.backend.map_or("", |b| b.name()));
-            let _ = write!(s, " {head:>26}");
-        }
-        s.push('\n');
+        let cols = hypervisor_columns(&mut s, gic, 26);
         for &(op, _) in OPS {
             let _ = write!(s, "{op:<14}");
             for &c in &cols {

@@ -9,7 +9,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::bench::{cell_args, cells, exits_text, json_str, run_logged, Cell};
+use crate::bench::{
+    cell_args, cells, exits_text, guest_line, hypervisor_columns, json_str, run_logged, Cell,
+};
 use crate::cli::Gic;
 
 /// The guest crate.
@@ -93,13 +95,7 @@ fn parse_batch(rest: &str) -> Option<Batch> {
 pub fn parse(output: &str) -> BlkResults {
     let mut r = BlkResults::default();
     for line in output.lines() {
-        let line = line.trim_end_matches('\r');
-        let line = match line.strip_prefix('[') {
-            Some(rest) if !line.starts_with("[hv] ") => {
-                rest.split_once("] ").map_or(line, |(_, l)| l)
-            }
-            _ => line,
-        };
+        let line = guest_line(line);
         let Some(rest) = line.strip_prefix("virtio-test: blk-bench ") else {
             continue;
         };
@@ -160,16 +156,7 @@ pub fn table(runs: &[(Cell, Option<BlkResults>)]) -> String {
          shift=0)\n",
     );
     for gic in [Gic::V2, Gic::V3] {
-        let cols: Vec<Cell> = cells()
-            .into_iter()
-            .filter(|c| c.gic == gic && c.backend.is_some())
-            .collect();
-        let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
-        for c in &cols {
-            let head = format!("{} {}", c.cpu.name(), c.backend.map_or("", |b| b.name()));
-            let _ = write!(s, " {head:>28}");
-        }
-        s.push('\n');
+        let cols = hypervisor_columns(&mut s, gic, 28);
         for &batch in BATCHES {
             let n = runs
                 .iter()
