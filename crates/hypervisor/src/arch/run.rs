@@ -360,7 +360,6 @@ fn handle_sync(
             Next::Continue
         }
         Exit::DataAbort(da) => {
-            let far = if da.fnv { 0 } else { da.far };
             // Fast path, the common MMIO exit: a translation fault outside guest RAM goes
             // straight to the bus (what `classify` would decide, without building its input).
             let in_ram = da.ipa.wrapping_sub(vm.ram_ipa) < vm.ram_size;
@@ -382,25 +381,15 @@ fn handle_sync(
                         // the guest retries the store.
                         Ok(_) => return Next::Continue,
                         Err(e) => {
-                            crate::hv_warn!(
-                                "{name}: dirty-log write fault at IPA {:#x}: {e:?}; injecting external abort",
-                                da.ipa
-                            );
-                            inject::inject_data_abort(sw, ctx, far, da.wnr);
+                            let why = format_args!("dirty-log write fault: {e:?}");
+                            refuse_data_abort(name, &da, ctx, sw, why);
                             return Next::Continue;
                         }
                     }
                 }
                 FaultAction::InjectAbort(reason) => {
                     stats.count(ExitReason::DataAbortInjected);
-                    crate::hv_warn!(
-                        "{name}: {} at IPA {:#x} (pc {:#x}, DFSC={:#x}): {reason}; injecting external abort",
-                        if da.wnr { "write" } else { "read" },
-                        da.ipa,
-                        ctx.regs.pc,
-                        da.dfsc
-                    );
-                    inject::inject_data_abort(sw, ctx, far, da.wnr);
+                    refuse_data_abort(name, &da, ctx, sw, format_args!("{reason}"));
                     return Next::Continue;
                 }
             }
@@ -425,15 +414,7 @@ fn handle_sync(
                 }
                 Err(why) => {
                     stats.count(ExitReason::DataAbortInjected);
-                    crate::hv_warn!(
-                        "{name}: {} at IPA {:#x} (pc {:#x}, ISV={}, DFSC={:#x}): {why}; injecting external abort",
-                        if da.wnr { "write" } else { "read" },
-                        da.ipa,
-                        ctx.regs.pc,
-                        da.isv as u8,
-                        da.dfsc
-                    );
-                    inject::inject_data_abort(sw, ctx, far, da.wnr);
+                    refuse_data_abort(name, &da, ctx, sw, format_args!("{why}"));
                 }
             }
             Next::Continue
@@ -501,6 +482,28 @@ fn handle_sync(
             Next::Continue
         }
     }
+}
+
+/// Answers a guest data abort the hypervisor will not emulate: logs `why` and injects a
+/// synchronous external abort (`FAR_EL1` = the faulting address unless `FAR_EL2` is not
+/// valid).
+fn refuse_data_abort(
+    name: &str,
+    da: &exit::DataAbort,
+    ctx: &mut VcpuContext,
+    sw: &dyn WorldSwitch,
+    why: core::fmt::Arguments<'_>,
+) {
+    crate::hv_warn!(
+        "{name}: {} at IPA {:#x} (pc {:#x}, ISV={}, DFSC={:#x}): {why}; injecting external abort",
+        if da.wnr { "write" } else { "read" },
+        da.ipa,
+        ctx.regs.pc,
+        da.isv as u8,
+        da.dfsc
+    );
+    let far = if da.fnv { 0 } else { da.far };
+    inject::inject_data_abort(sw, ctx, far, da.wnr);
 }
 
 /// What to do with a guest data abort, by [`stage2::classify`]: guest RAM is looked up in
