@@ -9,6 +9,7 @@
 #![no_std]
 #![no_main]
 
+mod debug;
 mod memory;
 mod smc;
 mod smccc_calls;
@@ -29,14 +30,27 @@ guest_rt::entry!(main);
 fn main(dtb: usize) -> ! {
     say!("start: probing unbacked memory, unknown system registers, bad SMCCC/PSCI calls");
     let mut report = Report::new("hostile");
+    let plat = Platform::from_dtb(dtb);
+    if let Err(e) = &plat {
+        report.check(format_args!("device tree"), false, format_args!("{e}"));
+    }
     memory::run(&mut report);
     sysreg::run(&mut report);
     smccc_calls::run(&mut report);
     smc::run();
+    let pattern = plat
+        .as_ref()
+        .ok()
+        .and_then(|p| {
+            p.bootargs
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("dbg_pattern=")?.parse().ok())
+        })
+        .unwrap_or(0);
+    debug::run(&mut report, pattern);
     // Last: its many aborts fill the hypervisor's warning budget (rate limit).
-    match Platform::from_dtb(dtb) {
-        Ok(p) => memory::sweep_above_ram(&mut report, p.ram.0 + p.ram.1),
-        Err(e) => report.check(format_args!("device tree"), false, format_args!("{e}")),
+    if let Ok(p) = &plat {
+        memory::sweep_above_ram(&mut report, p.ram.0 + p.ram.1);
     }
 
     if report.failures() == 0 {

@@ -5,6 +5,7 @@ pub mod log;
 pub mod boot;
 pub mod console;
 pub mod cpu;
+pub mod debug_regs;
 pub mod dirty_log;
 pub mod fatal;
 pub mod frames;

@@ -14,6 +14,7 @@ use el2_core::vcpu::VcpuContext;
 use el2_core::{mmio_decode, s1walk};
 use spin::Once;
 
+use super::debug_regs::{self, DebugRegs};
 use super::sched::{self, Thread};
 use super::stats::{ExitReason, ExitStats};
 use super::sysregs;
@@ -140,6 +141,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         ctx,
         ptimer,
         vtimer_active,
+        debug,
     } = &mut *guard;
     let mut lrs_guard = percpu::current().lrs.lock();
     let mut lrs = lrs_guard.as_mut().filter(|_| vm.vgic.is_some());
@@ -169,6 +171,10 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     }
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
     unsafe { sw.vcpu_load(ctx) };
+    if debug.active {
+        debug.load();
+    }
+    debug_regs::set_trap(!debug.active);
     if let (Some(vg), Some(l)) = (&vm.vgic, lrs.as_deref_mut()) {
         let _ = vg.lock().vcpu_load(me, l);
     }
@@ -236,6 +242,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
                     me,
                     ctx,
                     ptimer,
+                    debug,
                     lrs.as_deref_mut(),
                     &mut stats,
                     sw,
@@ -247,6 +254,9 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         if let Next::Yield = next {
             break;
         }
+    }
+    if debug.active {
+        debug.save_and_clear();
     }
     let fp_in_registers = ctx.fp_loaded;
     // SAFETY: the vCPU loaded on this CPU.
@@ -308,6 +318,7 @@ fn handle_sync(
     me: usize,
     ctx: &mut VcpuContext,
     ptimer: &mut PhysTimer,
+    debug: &mut DebugRegs,
     lrs: Option<&mut HostLrs>,
     stats: &mut ExitStats,
     sw: &dyn WorldSwitch,
@@ -333,6 +344,14 @@ fn handle_sync(
         }
         Exit::SysReg(acc) => {
             stats.count(ExitReason::SysReg);
+            if debug_regs::is_debug_access(&acc) && !debug.active {
+                // First use of the debug registers (MDCR_EL2.TDA): from now on this vCPU
+                // owns them while loaded; re-execute the access untrapped.
+                debug.active = true;
+                debug.load();
+                debug_regs::set_trap(false);
+                return Next::Continue;
+            }
             if let (Some(which), Some(vg)) = (
                 SgiReg::from_encoding(acc.op0, acc.op1, acc.crn, acc.crm, acc.op2),
                 &vm.vgic,
@@ -649,6 +668,7 @@ fn maybe_restart(t: &Thread) {
         st.ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
         st.ptimer.reset();
         st.vtimer_active = false;
+        st.debug = DebugRegs::default();
         v.wake_at.store(0, Ordering::Release);
         v.power.store(
             if i == 0 { Power::On } else { Power::Off } as u8,

@@ -60,6 +60,8 @@ pub struct VcpuRun {
     /// The physical virtual-timer PPI was active (forwarded, not yet deactivated by the
     /// guest) when the vCPU was put; restored on load.
     pub vtimer_active: bool,
+    /// Breakpoint/watchpoint registers, switched lazily.
+    pub debug: super::debug_regs::DebugRegs,
 }
 
 /// One virtual CPU of a VM.
@@ -335,6 +337,7 @@ impl Vm {
                         ctx,
                         ptimer: PhysTimer::default(),
                         vtimer_active: false,
+                        debug: Default::default(),
                     }),
                     wake_at: AtomicU64::new(0),
                     wfit_at: AtomicU64::new(0),
