@@ -1,24 +1,18 @@
-//! A writer for the cpio "newc" format (`070701`), the format Linux unpacks an initramfs from
-//! (`Documentation/driver-api/early-userspace/buffer-format.rst`).
+//! The initramfs archive: a cpio "newc" (`070701`) archive, the format Linux unpacks an
+//! initramfs from (`Documentation/driver-api/early-userspace/buffer-format.rst`), written
+//! with the `cpio` crate's `newc` builder.
 //!
-//! Each entry is a 110-byte ASCII header of thirteen 8-digit hex fields, the NUL-terminated
-//! path, padding to 4 bytes, the data, padding to 4 bytes. The archive ends with an entry
-//! named `TRAILER!!!`. Paths are stored without a leading `/`; parents must come before their
-//! children (the kernel does not create missing directories). Everything is owned by root and
-//! dated 0, so the same inputs always give the same bytes.
+//! This module only adds what the initramfs needs on top of the crate: paths stored without a
+//! leading `/` (parents must come before their children; the kernel does not create missing
+//! directories), inode numbers in order, everything owned by root and dated 0 so the same
+//! inputs always give the same bytes, and a record of the paths added.
 
-/// Magic of a newc header.
-pub const NEWC_MAGIC: &[u8; 6] = b"070701";
-/// Length of a newc header, magic included.
-pub const HEADER_LEN: usize = 110;
+use std::io::Write;
+
+use cpio::newc::{self, Builder, ModeFileType};
+
 /// Name of the closing entry.
 pub const TRAILER: &str = "TRAILER!!!";
-
-/// File type bits of `st_mode`.
-const S_IFDIR: u32 = 0o040000;
-const S_IFREG: u32 = 0o100000;
-const S_IFLNK: u32 = 0o120000;
-const S_IFCHR: u32 = 0o020000;
 
 /// Builds a newc archive in memory.
 #[derive(Debug, Default)]
@@ -40,22 +34,29 @@ impl CpioWriter {
 
     /// Adds a directory (`mode` is the permission bits, e.g. `0o755`).
     pub fn dir(&mut self, path: &str, mode: u32) -> &mut Self {
-        self.entry(path, S_IFDIR | (mode & 0o7777), 2, (0, 0), &[])
+        self.entry(path, ModeFileType::Directory, mode, 2, (0, 0), &[])
     }
 
     /// Adds a regular file.
     pub fn file(&mut self, path: &str, mode: u32, data: &[u8]) -> &mut Self {
-        self.entry(path, S_IFREG | (mode & 0o7777), 1, (0, 0), data)
+        self.entry(path, ModeFileType::Regular, mode, 1, (0, 0), data)
     }
 
     /// Adds a symbolic link to `target` (stored as the link's data).
     pub fn symlink(&mut self, path: &str, target: &str) -> &mut Self {
-        self.entry(path, S_IFLNK | 0o777, 1, (0, 0), target.as_bytes())
+        self.entry(
+            path,
+            ModeFileType::Symlink,
+            0o777,
+            1,
+            (0, 0),
+            target.as_bytes(),
+        )
     }
 
     /// Adds a character device node (no root needed: the kernel creates it while unpacking).
     pub fn char_dev(&mut self, path: &str, mode: u32, major: u32, minor: u32) -> &mut Self {
-        self.entry(path, S_IFCHR | (mode & 0o7777), 1, (major, minor), &[])
+        self.entry(path, ModeFileType::Char, mode, 1, (major, minor), &[])
     }
 
     /// Whether an entry with this path (leading `/` ignored) was added.
@@ -66,13 +67,14 @@ impl CpioWriter {
 
     /// Closes the archive with the trailer and returns its bytes.
     pub fn finish(mut self) -> Vec<u8> {
-        self.header(TRAILER, 0, 1, (0, 0), 0, 0);
+        newc::trailer(&mut self.out).expect("writing to memory cannot fail");
         self.out
     }
 
     fn entry(
         &mut self,
         path: &str,
+        kind: ModeFileType,
         mode: u32,
         nlink: u32,
         rdev: (u32, u32),
@@ -86,35 +88,20 @@ impl CpioWriter {
         let size = u32::try_from(data.len()).expect("newc entries are at most 4 GiB");
         let ino = self.next_ino;
         self.next_ino += 1;
-        self.header(&name, mode, nlink, rdev, size, ino);
-        self.out.extend_from_slice(data);
-        self.pad();
+        let mut writer = Builder::new(&name)
+            .ino(ino)
+            .mode(mode & 0o7777)
+            .set_mode_file_type(kind)
+            .nlink(nlink)
+            .rdev_major(rdev.0)
+            .rdev_minor(rdev.1)
+            .write(&mut self.out, size);
+        writer
+            .write_all(data)
+            .expect("writing to memory cannot fail");
+        writer.finish().expect("writing to memory cannot fail");
         self.names.push(name);
         self
-    }
-
-    fn header(&mut self, name: &str, mode: u32, nlink: u32, rdev: (u32, u32), size: u32, ino: u32) {
-        let namesize = name.len() as u32 + 1;
-        // ino mode uid gid nlink mtime filesize devmajor devminor rdevmajor rdevminor
-        // namesize check
-        let fields = [
-            ino, mode, 0, 0, nlink, 0, size, 0, 0, rdev.0, rdev.1, namesize, 0,
-        ];
-        let start = self.out.len();
-        self.out.extend_from_slice(NEWC_MAGIC);
-        for f in fields {
-            self.out.extend_from_slice(format!("{f:08x}").as_bytes());
-        }
-        debug_assert_eq!(self.out.len() - start, HEADER_LEN);
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.push(0);
-        self.pad();
-    }
-
-    fn pad(&mut self) {
-        while !self.out.len().is_multiple_of(4) {
-            self.out.push(0);
-        }
     }
 }
 
@@ -132,35 +119,27 @@ pub struct Entry {
     pub data: Vec<u8>,
 }
 
-/// Reads a newc archive up to its trailer; `None` if it is malformed.
+/// Reads a newc archive up to its trailer with the `cpio` crate's reader; `None` if it is
+/// malformed.
 #[cfg(test)]
 pub fn read(bytes: &[u8]) -> Option<Vec<Entry>> {
-    let mut pos = 0;
+    use std::io::Read;
+    let mut rest = bytes;
     let mut out = Vec::new();
-    let align = |n: usize| n.div_ceil(4) * 4;
     loop {
-        let h = bytes.get(pos..pos + HEADER_LEN)?;
-        if &h[..6] != NEWC_MAGIC {
-            return None;
-        }
-        let field = |i: usize| -> Option<u32> {
-            let s = std::str::from_utf8(&h[6 + 8 * i..14 + 8 * i]).ok()?;
-            u32::from_str_radix(s, 16).ok()
-        };
-        let mode = field(1)?;
-        let size = field(6)? as usize;
-        let rdev = (field(9)?, field(10)?);
-        let namesize = field(11)? as usize;
-        let name_bytes = bytes.get(pos + HEADER_LEN..pos + HEADER_LEN + namesize)?;
-        let name = std::str::from_utf8(name_bytes.strip_suffix(&[0])?)
-            .ok()?
-            .to_string();
-        let data_start = align(pos + HEADER_LEN + namesize);
-        let data = bytes.get(data_start..data_start + size)?.to_vec();
-        pos = align(data_start + size);
-        if name == TRAILER {
+        let mut reader = newc::Reader::new(rest).ok()?;
+        let e = reader.entry();
+        if e.is_trailer() {
             return Some(out);
         }
+        let (name, mode, rdev) = (
+            e.name().to_string(),
+            e.mode(),
+            (e.rdev_major(), e.rdev_minor()),
+        );
+        let mut data = Vec::new();
+        reader.read_to_end(&mut data).ok()?;
+        rest = reader.finish().ok()?;
         out.push(Entry {
             name,
             mode,
@@ -174,6 +153,9 @@ pub fn read(bytes: &[u8]) -> Option<Vec<Entry>> {
 mod tests {
     use super::*;
 
+    /// Length of a newc header, magic included.
+    const HEADER_LEN: usize = 110;
+
     #[test]
     fn header_layout() {
         let mut w = CpioWriter::new();
@@ -184,7 +166,9 @@ mod tests {
         let h = std::str::from_utf8(&bytes[..HEADER_LEN]).unwrap();
         assert_eq!(&h[6..14], "00000001", "ino");
         assert_eq!(&h[14..22], "000081ed", "mode: regular file 0755");
+        assert_eq!(&h[22..38], "0000000000000000", "uid, gid: root");
         assert_eq!(&h[38..46], "00000001", "nlink");
+        assert_eq!(&h[46..54], "00000000", "mtime 0");
         assert_eq!(&h[54..62], "00000002", "filesize");
         assert_eq!(&h[94..102], "00000005", "namesize includes the NUL");
         assert_eq!(&bytes[110..115], b"init\0");
@@ -231,7 +215,7 @@ mod tests {
         // Every header starts on a 4-byte boundary.
         let mut starts = 0;
         for (i, w) in bytes.windows(6).enumerate() {
-            if w == NEWC_MAGIC {
+            if w == b"070701" {
                 assert_eq!(i % 4, 0);
                 starts += 1;
             }

@@ -445,47 +445,19 @@ pub fn modinfo_depends(elf: &[u8]) -> std::result::Result<Vec<String>, String> {
         .collect())
 }
 
-/// The bytes of the section called `name` in an ELF64 little-endian file.
+/// The bytes of the section called `name` in an ELF64 little-endian file (a kernel module),
+/// read with the `object` crate.
 fn elf_section<'a>(elf: &'a [u8], name: &str) -> std::result::Result<&'a [u8], String> {
-    let u16_at = |o: usize| {
-        elf.get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
-    };
-    let u32_at = |o: usize| {
-        elf.get(o..o + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
-    };
-    let u64_at = |o: usize| {
-        elf.get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize)
-    };
-    if elf.get(..6) != Some(b"\x7fELF\x02\x01") {
-        return Err("not an ELF64 little-endian file".into());
-    }
-    let bad = || "truncated ELF section headers".to_string();
-    let shoff = u64_at(0x28).ok_or_else(bad)?;
-    let shentsize = u16_at(0x3a).ok_or_else(bad)?;
-    let shnum = u16_at(0x3c).ok_or_else(bad)?;
-    let shstrndx = u16_at(0x3e).ok_or_else(bad)?;
-    let section = |i: usize| -> Option<(usize, usize, usize)> {
-        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
-        Some((u32_at(h)?, u64_at(h + 24)?, u64_at(h + 32)?))
-    };
-    let (_, str_off, str_size) = section(shstrndx).ok_or_else(bad)?;
-    let strtab = elf
-        .get(str_off..str_off.checked_add(str_size).ok_or_else(bad)?)
-        .ok_or_else(bad)?;
-    for i in 0..shnum {
-        let (name_off, off, size) = section(i).ok_or_else(bad)?;
-        let n = strtab.get(name_off..).unwrap_or_default();
-        let n = &n[..n.iter().position(|&b| b == 0).unwrap_or(n.len())];
-        if n == name.as_bytes() {
-            return elf
-                .get(off..off.checked_add(size).ok_or_else(bad)?)
-                .ok_or_else(bad);
-        }
-    }
-    Err(format!("no {name} section"))
+    use object::read::elf::ElfFile64;
+    use object::{LittleEndian, Object, ObjectSection};
+    let file = ElfFile64::<LittleEndian>::parse(elf)
+        .map_err(|e| format!("not an ELF64 little-endian file: {e}"))?;
+    let section = file
+        .section_by_name(name)
+        .ok_or_else(|| format!("no {name} section"))?;
+    section
+        .data()
+        .map_err(|e| format!("truncated ELF section {name}: {e}"))
 }
 
 /// Where the modules of one kernel are and what each depends on.
@@ -924,7 +896,12 @@ kernel/crypto/crc32c_generic.ko:
     fn fake_module(modinfo: &[u8]) -> Vec<u8> {
         let shstrtab = b"\0.shstrtab\0.modinfo\0";
         let mut elf = vec![0u8; 64];
-        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        // e_ident: ELFCLASS64, ELFDATA2LSB, EV_CURRENT; ET_REL for EM_AARCH64, e_ehsize.
+        elf[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+        elf[0x10..0x12].copy_from_slice(&1u16.to_le_bytes());
+        elf[0x12..0x14].copy_from_slice(&183u16.to_le_bytes());
+        elf[0x14..0x18].copy_from_slice(&1u32.to_le_bytes());
+        elf[0x34..0x36].copy_from_slice(&64u16.to_le_bytes());
         let str_off = elf.len();
         elf.extend_from_slice(shstrtab);
         let info_off = elf.len();
@@ -933,16 +910,18 @@ kernel/crypto/crc32c_generic.ko:
             elf.push(0);
         }
         let shoff = elf.len();
-        let mut sh = |name: u32, off: usize, size: usize| {
+        // SHT_NULL, SHT_STRTAB, SHT_PROGBITS
+        let mut sh = |name: u32, kind: u32, off: usize, size: usize| {
             let mut h = [0u8; 64];
             h[..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
             h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
             h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
             elf.extend_from_slice(&h);
         };
-        sh(0, 0, 0);
-        sh(1, str_off, shstrtab.len());
-        sh(11, info_off, modinfo.len());
+        sh(0, 0, 0, 0);
+        sh(1, 3, str_off, shstrtab.len());
+        sh(11, 1, info_off, modinfo.len());
         elf[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
         elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
         elf[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
