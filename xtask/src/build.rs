@@ -185,10 +185,16 @@ pub fn show_command(program: &str, args: &[String]) -> String {
 /// Runs `cargo <args>` in the workspace root with inherited output; on failure says which
 /// command failed.
 pub fn run_cargo(ws: &Workspace, args: &[String]) -> Result<()> {
+    run_cargo_with_env(ws, args, &[])
+}
+
+/// [`run_cargo`] with extra environment variables.
+pub fn run_cargo_with_env(ws: &Workspace, args: &[String], env: &[(&str, &Path)]) -> Result<()> {
     let shown = show_command("cargo", args);
     eprintln!("xtask: running {shown}");
     let status = Command::new(cargo())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(&ws.root)
         .status()
         .io(|| format!("could not start `{shown}` (is cargo installed and on PATH?)"))?;

@@ -49,6 +49,18 @@ pub enum Command {
     /// natively, and the virtio-test guest's virtio-blk benchmark under the hypervisor; print
     /// the tables and write target/bench/results.json.
     Bench(BenchArgs),
+    /// Check a change besides the tests: cargo fmt, clippy (host, hypervisor and guest
+    /// targets), `cargo package` of every subsystem crate, and the out-of-workspace
+    /// embedder crate (tests/embedder) built and run.
+    Check,
+}
+
+impl Command {
+    /// Whether the command compiles anything, so needs the pinned toolchain's targets and
+    /// components.
+    pub fn builds(&self) -> bool {
+        !matches!(self, Command::LinuxNative(_))
+    }
 }
 
 /// Options of `cargo xtask bench`.

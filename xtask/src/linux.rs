@@ -26,6 +26,7 @@ use crate::build::{has_arm64_image_header, Workspace};
 use crate::cpio::CpioWriter;
 use crate::error::{IoContext, Result};
 use crate::fail;
+use crate::setup;
 
 /// Debian metapackage whose dependency names the current kernel package.
 pub const KERNEL_METAPACKAGE: &str = "linux-image-arm64";
@@ -229,43 +230,15 @@ fn output(program: &str, args: &[&str], cwd: Option<&Path>) -> std::result::Resu
     }
 }
 
-fn is_root() -> bool {
-    output("id", &["-u"], None).is_ok_and(|s| s.trim() == "0")
-}
-
-/// Runs a command that needs root: directly as root, through sudo otherwise.
+/// Runs a command that needs root (through sudo when not root); on failure says how to
+/// prepare apt for arm64 packages by hand.
 fn run_as_root(args: &[&str], what_for: &str) -> Result<()> {
-    let root = is_root();
-    let shown = args.join(" ");
-    if !root && crate::qemu::find_in_path("sudo").is_none() {
-        return Err(fail!(
-            "{what_for} needs root, and sudo is not installed; as root run:\n    \
+    setup::run_as_root(args, what_for).map_err(|e| {
+        fail!(
+            "{e}; as root run:\n    \
              dpkg --add-architecture arm64 && apt-get update\nthen run this command again"
-        ));
-    }
-    let (program, rest): (&str, &[&str]) = if root {
-        (args[0], &args[1..])
-    } else {
-        ("sudo", args)
-    };
-    eprintln!(
-        "xtask: running {}{shown} ({what_for})",
-        if root { "" } else { "sudo " }
-    );
-    let status = Command::new(program)
-        .args(rest)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .status()
-        .io(|| format!("could not run `{shown}`"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(fail!(
-            "`{}{shown}` failed ({status}); as root run:\n    \
-             dpkg --add-architecture arm64 && apt-get update\nthen run this command again",
-            if root { "" } else { "sudo " }
-        ))
-    }
+        )
+    })
 }
 
 /// The kernel package `linux-image-arm64` currently depends on, unsigned flavour:
@@ -283,7 +256,7 @@ pub fn kernel_package_from_depends(apt_cache_depends: &str) -> Option<String> {
 /// updating the package lists first when needed.
 fn download_debs(debs: &Path) -> Result<()> {
     for tool in ["apt-get", "apt-cache", "dpkg"] {
-        if crate::qemu::find_in_path(tool).is_none() {
+        if setup::find_in_path(tool).is_none() {
             return Err(missing_debs(
                 debs,
                 &format!("`{tool}` is not installed (not a Debian-family host), so"),
@@ -355,7 +328,7 @@ fn unpack(deb: &Path, dest: &Path) -> Result<PathBuf> {
     if fs::read_to_string(&stamp).is_ok_and(|s| s == from) {
         return Ok(dest.to_path_buf());
     }
-    if crate::qemu::find_in_path("dpkg-deb").is_none() {
+    if setup::find_in_path("dpkg-deb").is_none() {
         return Err(fail!(
             "unpacking {} needs dpkg-deb, which is not installed (apt-get install dpkg, \
              or give your own kernel and initramfs with --kernel PATH --initrd PATH)",

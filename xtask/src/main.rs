@@ -5,6 +5,7 @@ mod bench;
 mod bench_blk;
 mod bench_linux;
 mod build;
+mod check;
 mod cli;
 mod config;
 mod cpio;
@@ -12,6 +13,7 @@ mod error;
 mod linux;
 mod qemu;
 mod scenarios;
+mod setup;
 mod test_cmd;
 
 use std::time::Duration;
@@ -41,6 +43,9 @@ fn main() {
 
 fn dispatch(cli: Cli) -> Result<i32> {
     let ws = Workspace::locate();
+    if cli.command.builds() {
+        setup::ensure_toolchain(&ws.root)?;
+    }
     match cli.command {
         Command::Build(args) => build_cmd(&ws, &args).map(|()| 0),
         Command::Qemu(args) => qemu_cmd(&ws, &args),
@@ -50,6 +55,10 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
         Command::Bench(args) => bench::run(&ws, args.filter.as_deref(), args.linux),
+        Command::Check => {
+            let tally = check::run(&ws)?;
+            Ok(if tally.failed == 0 { 0 } else { 1 })
+        }
     }
 }
 

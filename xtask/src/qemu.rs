@@ -14,11 +14,10 @@ use wait_timeout::ChildExt;
 use crate::cli::{Backend, Cpu, Gic, Net};
 use crate::error::{IoContext, Result};
 use crate::fail;
+use crate::setup;
 
 /// The QEMU binary we run.
 pub const QEMU: &str = "qemu-system-aarch64";
-/// The Debian/Ubuntu package that has it.
-pub const QEMU_DEBIAN_PACKAGE: &str = "qemu-system-arm";
 /// Exit status xtask reports for a run it killed on timeout (as `timeout(1)` does).
 pub const TIMEOUT_EXIT_CODE: i32 = 124;
 /// Port of the gdb server `-s` opens.
@@ -168,135 +167,11 @@ impl Outcome {
     }
 }
 
-/// Searches `PATH` for `program`.
-pub fn find_in_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
-}
-
-/// How to get QEMU onto this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InstallPlan {
-    /// Debian or Ubuntu: xtask runs apt-get itself.
-    Apt,
-    /// Elsewhere: tell the user this command.
-    Manual(String),
-}
-
-/// Picks the install plan from the text of `/etc/os-release` (None if missing), whether
-/// `apt-get` exists, and whether this is macOS.
-pub fn install_plan(os_release: Option<&str>, has_apt: bool, macos: bool) -> InstallPlan {
-    if macos {
-        return InstallPlan::Manual("brew install qemu".into());
-    }
-    let mut ids = Vec::new();
-    for line in os_release.unwrap_or("").lines() {
-        if let Some(v) = line
-            .strip_prefix("ID=")
-            .or_else(|| line.strip_prefix("ID_LIKE="))
-        {
-            ids.extend(
-                v.trim_matches('"')
-                    .split_whitespace()
-                    .map(str::to_ascii_lowercase),
-            );
-        }
-    }
-    let is = |name: &str| ids.iter().any(|i| i == name);
-    if is("debian") || is("ubuntu") {
-        return InstallPlan::Apt;
-    }
-    let cmd = if is("fedora") || is("rhel") || is("centos") {
-        "sudo dnf install -y qemu-system-aarch64"
-    } else if is("arch") {
-        "sudo pacman -S --needed qemu-system-aarch64"
-    } else if is("opensuse") || is("suse") || is("opensuse-tumbleweed") {
-        "sudo zypper install -y qemu-arm"
-    } else if is("alpine") {
-        "sudo apk add qemu-system-aarch64"
-    } else if has_apt {
-        return InstallPlan::Apt;
-    } else {
-        "your package manager's QEMU package for AArch64 (QEMU 7.2 or newer), \
-         so that qemu-system-aarch64 is on PATH"
-    };
-    InstallPlan::Manual(cmd.into())
-}
-
-fn is_root() -> bool {
-    // /proc/self/status has "Uid:\t<real>\t<effective>...".
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        if let Some(uids) = status.lines().find_map(|l| l.strip_prefix("Uid:")) {
-            return uids.split_whitespace().nth(1) == Some("0");
-        }
-    }
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
-
-fn run_install_step(sudo: bool, args: &[&str]) -> Result<()> {
-    let (program, rest): (&str, &[&str]) = if sudo {
-        ("sudo", args)
-    } else {
-        (args[0], &args[1..])
-    };
-    let shown = if sudo {
-        format!("sudo {}", args.join(" "))
-    } else {
-        args.join(" ")
-    };
-    eprintln!("xtask: running {shown}");
-    let status = Command::new(program)
-        .args(rest)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .status()
-        .io(|| format!("could not run `{shown}`"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(fail!(
-            "`{shown}` failed ({status}); install QEMU yourself with \
-             `sudo apt-get install qemu-system-arm` and run again"
-        ))
-    }
-}
-
-/// Finds `qemu-system-aarch64`, installing it with apt-get on Debian/Ubuntu when missing.
+/// Finds `qemu-system-aarch64`, installing Debian's `qemu-system-arm` (without recommends)
+/// when it is missing.
 pub fn ensure_qemu() -> Result<PathBuf> {
-    if let Some(path) = find_in_path(QEMU) {
-        return Ok(path);
-    }
-    let os_release = std::fs::read_to_string("/etc/os-release").ok();
-    let plan = install_plan(
-        os_release.as_deref(),
-        find_in_path("apt-get").is_some(),
-        cfg!(target_os = "macos"),
-    );
-    match plan {
-        InstallPlan::Manual(cmd) => Err(fail!(
-            "{QEMU} not found on PATH; install it with:\n    {cmd}\nthen run this command again"
-        )),
-        InstallPlan::Apt => {
-            eprintln!("{QEMU} not found; installing Debian package {QEMU_DEBIAN_PACKAGE}");
-            let sudo = !is_root();
-            if sudo && find_in_path("sudo").is_none() {
-                return Err(fail!(
-                    "{QEMU} not found, and installing it needs root but sudo is missing; as root run:\n    \
-                     apt-get update && apt-get install -y {QEMU_DEBIAN_PACKAGE}"
-                ));
-            }
-            run_install_step(sudo, &["apt-get", "update"])?;
-            run_install_step(sudo, &["apt-get", "install", "-y", QEMU_DEBIAN_PACKAGE])?;
-            find_in_path(QEMU).ok_or_else(|| {
-                fail!("{QEMU_DEBIAN_PACKAGE} was installed but {QEMU} is still not on PATH")
-            })
-        }
-    }
+    setup::ensure_packages(&[setup::QEMU_SYSTEM])?;
+    setup::find_in_path(QEMU).ok_or_else(|| fail!("{QEMU} is not on PATH"))
 }
 
 /// Stops a child: SIGTERM first (QEMU then restores the terminal), SIGKILL after 2 s. With
@@ -643,30 +518,6 @@ mod tests {
              -nic none -kernel target/linux/Image -initrd target/linux/initramfs.cpio.gz \
              -append \"console=ttyAMA0 test=1\""
         );
-    }
-
-    #[test]
-    fn install_plans() {
-        let debian = "PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n";
-        let ubuntu = "ID=ubuntu\nID_LIKE=debian\n";
-        let mint = "ID=linuxmint\nID_LIKE=\"ubuntu debian\"\n";
-        let fedora = "ID=fedora\n";
-        assert_eq!(install_plan(Some(debian), true, false), InstallPlan::Apt);
-        assert_eq!(install_plan(Some(ubuntu), true, false), InstallPlan::Apt);
-        assert_eq!(install_plan(Some(mint), false, false), InstallPlan::Apt);
-        assert_eq!(install_plan(None, true, false), InstallPlan::Apt);
-        assert!(matches!(
-            install_plan(Some(fedora), false, false),
-            InstallPlan::Manual(c) if c.contains("dnf")
-        ));
-        assert!(matches!(
-            install_plan(None, false, true),
-            InstallPlan::Manual(c) if c == "brew install qemu"
-        ));
-        assert!(matches!(
-            install_plan(None, false, false),
-            InstallPlan::Manual(_)
-        ));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::config::{self, MachineConfig, MachineDefaults, VmPlan};
 use crate::error::{IoContext, Result};
 use crate::qemu::{self, QemuConfig};
 use crate::scenarios::{self, Run, Scenario, ScenarioVms};
+use crate::setup;
 use crate::usage;
 
 /// Packages whose tests run on the host.
@@ -41,7 +42,8 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn record(&mut self, name: &str, ok: bool, secs: f64) {
+    /// Counts one item and prints its result line.
+    pub fn record(&mut self, name: &str, ok: bool, secs: f64) {
         if ok {
             self.passed += 1;
             println!("ok {name} ({secs:.1}s)");
@@ -211,6 +213,10 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
         ));
     }
     let mut tally = Tally::default();
+
+    // Host tests need the emulators too (dbt-armv7's differential and system tests), so
+    // every package any test needs is installed first, saying so.
+    setup::ensure_packages(setup::TEST_PACKAGES)?;
 
     if host {
         let start = Instant::now();
