@@ -181,6 +181,10 @@ pub struct TestArgs {
     /// with apt-get on first use).
     #[arg(long)]
     pub full: bool,
+    /// Print the items that would run (with --full / --filter as given) and their count,
+    /// without running them.
+    #[arg(long)]
+    pub list: bool,
 }
 
 /// Options of `cargo xtask linux-native`.

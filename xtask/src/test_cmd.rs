@@ -212,6 +212,26 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
             }
         ));
     }
+    if args.list {
+        if host {
+            println!("{HOST_ITEM}");
+        }
+        for r in &runs {
+            println!("{}", r.name());
+        }
+        println!(
+            "{} item(s): {}{} QEMU run(s) of {} scenario(s)",
+            runs.len() + usize::from(host),
+            if host { "host tests + " } else { "" },
+            runs.len(),
+            {
+                let mut names: Vec<&str> = runs.iter().map(|r| r.scenario.name.as_str()).collect();
+                names.dedup();
+                names.len()
+            }
+        );
+        return Ok(Tally::default());
+    }
     let mut tally = Tally::default();
 
     // Host tests need the emulators too (dbt-armv7's differential and system tests), so
