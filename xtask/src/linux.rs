@@ -155,6 +155,12 @@ pub fn ensure_assets(ws: &Workspace) -> Result<LinuxAssets> {
         &index.modules_dep(&order),
     );
     let initramfs = dir.join("initramfs.cpio.gz");
+    eprintln!(
+        "xtask: packing the Linux initramfs: busybox + {} kernel modules, {:.1} MiB -> {}",
+        module_files.len(),
+        cpio.len() as f64 / f64::from(1 << 20),
+        initramfs.display()
+    );
     write_if_changed(&initramfs, &gzip(&cpio)?)?;
     Ok(LinuxAssets {
         image,
