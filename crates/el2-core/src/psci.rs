@@ -46,8 +46,8 @@ pub const PSCI_VERSION_1_0: u64 = 0x1_0000;
 /// `MIGRATE_INFO_TYPE` answer: "Trusted OS is not present or does not require migration".
 pub const MIGRATE_INFO_TYPE_NOT_REQUIRED: u64 = 2;
 
-/// MPIDR affinity fields: Aff3 [39:32], Aff2 [23:16], Aff1 [15:8], Aff0 [7:0]. PSCI requires
-/// every other bit of a `target_cpu` argument to be zero.
+/// MPIDR affinity fields: Aff3 \[39:32\], Aff2 \[23:16\], Aff1 \[15:8\], Aff0 \[7:0\].
+/// PSCI requires every other bit of a `target_cpu` argument to be zero.
 pub const MPIDR_AFFINITY_MASK: u64 = 0xff_00ff_ffff;
 
 /// PSCI return codes.

@@ -80,7 +80,7 @@ impl SmcccCall {
         self.function_id & FAST_CALL != 0
     }
 
-    /// The owning entity number (bits [29:24]): 0 Arm architecture, 4 standard secure
+    /// The owning entity number (bits \[29:24\]): 0 Arm architecture, 4 standard secure
     /// service (PSCI), 5 standard hypervisor service, 6 vendor hypervisor...
     pub const fn owner(&self) -> u8 {
         ((self.function_id >> 24) & 0x3f) as u8

@@ -11,7 +11,7 @@
 
 use super::ExitInfo;
 
-/// Classified fault status code (`DFSC`/`IFSC`, ISS bits [5:0]).
+/// Classified fault status code (`DFSC`/`IFSC`, ISS bits \[5:0\]).
 ///
 /// `level` is the translation-table level the fault was reported at: 0..=3, or -1 for the
 /// extra level of 52-bit (FEAT_LPA2) tables.
@@ -74,7 +74,7 @@ pub enum FaultStatus {
 }
 
 impl FaultStatus {
-    /// Classify a 6-bit fault status code. Bits above [5:0] are ignored.
+    /// Classify a 6-bit fault status code. Bits above \[5:0\] are ignored.
     pub const fn from_code(code: u8) -> FaultStatus {
         let code = code & 0x3f;
         let level = (code & 0b11) as i8;

@@ -163,7 +163,7 @@ impl ExitInfo {
     }
 }
 
-/// Which wait instruction trapped (`ISS.TI`, bits [1:0], for EC 0x01).
+/// Which wait instruction trapped (`ISS.TI`, bits \[1:0\], for EC 0x01).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitKind {
     /// `WFI`.

@@ -53,13 +53,14 @@ impl SysRegAccess {
         }
     }
 
-    /// The register's encoding in the [`sys_reg`] layout, for matching against [`regs`]
-    /// constants (the transfer register and direction are not part of it).
+    /// The register's encoding in the [`sys_reg`] layout, for matching against
+    /// [`regs`](crate::exit::regs) constants (the transfer register and direction are not
+    /// part of it).
     pub const fn encoding(&self) -> u32 {
         sys_reg(self.op0, self.op1, self.crn, self.crm, self.op2)
     }
 
-    /// The name of the register if it is one of the well-known ones in [`regs`].
+    /// The name of the register if it is one of the well-known ones in [`regs`](crate::exit::regs).
     pub fn name(&self) -> Option<&'static str> {
         regs::name(self.encoding())
     }

@@ -74,7 +74,7 @@ pub const HOST_HCR_NVHE: u64 = hcr::RW;
 /// `HCR_EL2` of the VHE hypervisor outside any vCPU.
 pub const HOST_HCR_VHE: u64 = hcr::RW | hcr::E2H | hcr::TGE;
 
-/// `CPTR_EL2` (E2H=0 layout): RES1 bits [13:12], [9:0] (bit 8 is `TZ`, trapping SVE).
+/// `CPTR_EL2` (E2H=0 layout): RES1 bits \[13:12\], \[9:0\] (bit 8 is `TZ`, trapping SVE).
 pub const CPTR_NVHE_RES1: u64 = 0x33ff;
 /// `CPTR_EL2.TFP` (E2H=0): trap FP/SIMD at EL0-EL2.
 pub const CPTR_NVHE_TFP: u64 = 1 << 10;

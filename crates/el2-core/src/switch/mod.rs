@@ -1,11 +1,11 @@
 //! The world switch: one trait, two backends.
 //!
-//! - [`nvhe::NonVhe`] (ARMv8.0, e.g. Cortex-A57): the hypervisor runs in the EL2 regime
+//! - `nvhe::NonVhe` (ARMv8.0, e.g. Cortex-A57): the hypervisor runs in the EL2 regime
 //!   (`HCR_EL2.E2H=0`). The guest's EL1 system registers, pointer-auth keys, traps and
 //!   stage 2 are loaded in `vcpu_load` and switched back in `vcpu_put`, not on every exit:
 //!   unlike KVM's split mode (seed `000`) no host runs at EL1 between exits. An embedder
 //!   that runs code at EL1 between exits needs the per-exit switch of seed `000`.
-//! - [`vhe::Vhe`] (ARMv8.1 FEAT_VHE, `HCR_EL2.E2H=1`): after seed `002`, the guest's EL1
+//! - `vhe::Vhe` (ARMv8.1 FEAT_VHE, `HCR_EL2.E2H=1`): after seed `002`, the guest's EL1
 //!   registers stay loaded across exits and are saved only on `vcpu_put`; traps and stage 2
 //!   stay enabled while the hypervisor handles an exit.
 //!
