@@ -1,8 +1,23 @@
 //! Interpreter speed: runs compute loops (A32 and Thumb-2, MMU off and on) and prints
 //! interpreted guest MIPS. `cargo run --release -p dbt-armv7 --example mips`
 
-use dbt_armv7::{Cpu, Exit, FlatRam};
+use dbt_armv7::cpu::psr;
+use dbt_armv7::{Cpu, Exit, FlatRam, Mode};
 use std::time::Instant;
+
+/// Where the loop is loaded and starts.
+const CODE: u64 = 0x8000;
+/// Where the MMU's first-level translation table goes (16 KiB aligned).
+const TTB: u64 = 0x10_0000;
+/// 1 MiB sections identity-mapped with the MMU on: the first 2 MiB.
+const SECTIONS: u32 = 2;
+/// Short-descriptor section entry bits: type section (`0b10`), `AP[1:0]` = `0b11` (full
+/// access), domain 0.
+const SECTION_FULL_ACCESS: u32 = 0b10 | 0b11 << 10;
+/// `DACR` with domain 0 as Manager (accesses are not permission-checked).
+const DACR_D0_MANAGER: u32 = 0b11;
+/// `SCTLR.M`: the MMU is enabled.
+const SCTLR_M: u32 = 1 << 0;
 
 /// A32: checksum loop over a 4 KiB buffer with loads, stores, ALU, multiply and branches.
 const A32_LOOP: &[u32] = &[
@@ -54,21 +69,22 @@ fn bench(name: &str, thumb: bool, mmu: bool, n: u64) -> f64 {
             code.extend_from_slice(&w.to_le_bytes());
         }
     }
-    ram.load(0x8000, &code);
+    ram.load(CODE, &code);
     let mut cpu = Cpu::new();
     if mmu {
         // identity map the first 2 MiB with 1 MiB sections (manager domain)
-        for s in 0..2u32 {
-            ram.load(0x10_0000 + 4 * s as u64, &((s << 20) | 0xc02).to_le_bytes());
+        for s in 0..SECTIONS {
+            let entry = (s << 20) | SECTION_FULL_ACCESS;
+            ram.load(TTB + 4 * u64::from(s), &entry.to_le_bytes());
         }
-        cpu.cp15.ttbr0 = 0x10_0000;
-        cpu.cp15.dacr = 3;
-        cpu.cp15.sctlr |= 1;
+        cpu.cp15.ttbr0 = TTB;
+        cpu.cp15.dacr = DACR_D0_MANAGER;
+        cpu.cp15.sctlr |= SCTLR_M;
     }
     if thumb {
-        cpu.set_cpsr(0x1d3 | 1 << 5);
+        cpu.set_cpsr(Mode::Svc as u32 | psr::A | psr::I | psr::F | psr::T);
     }
-    cpu.set_pc(0x8000);
+    cpu.set_pc(CODE as u32);
     let t = Instant::now();
     let e = cpu.run(&mut ram, n);
     let dt = t.elapsed().as_secs_f64();

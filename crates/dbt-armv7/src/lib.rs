@@ -1,21 +1,4 @@
-//! ARMv7-A translation core for the DBT fallback (seed 004, STAR): an A32/T32 decoder with
-//! a sensitive-instruction classifier, and an interpreter with an ARMv7-A system model
-//! (modes, banked registers, exceptions, CP15, short-descriptor and LPAE MMU with a
-//! software TLB). Memory and devices are reached through [`Bus`]; the crate is `no_std`
-//! with `alloc`, so the same core runs in host tests and inside the hypervisor.
-//!
-//! ```
-//! use dbt_armv7::{Cpu, FlatRam, Exit};
-//! // mov r0, #42 ; svc #0
-//! let mut ram = FlatRam::new(0, 0x1000);
-//! ram.load(0, &[0xe3a0002a_u32.to_le_bytes(), 0xef000000_u32.to_le_bytes()].concat());
-//! let mut cpu = Cpu::new();
-//! cpu.set_pc(0);
-//! cpu.set_exit_on_svc(true);
-//! let exit = cpu.run(&mut ram, 100);
-//! assert_eq!(exit, Exit::Svc(0));
-//! assert_eq!(cpu.reg(0), 42);
-//! ```
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![warn(missing_docs)]
 

@@ -68,7 +68,7 @@ pub mod psr {
     pub const Q: u32 = 1 << 27;
     /// Jazelle.
     pub const J: u32 = 1 << 24;
-    /// GE[3:0] at 19:16.
+    /// `GE[3:0]` at 19:16.
     pub const GE_SHIFT: u32 = 16;
     /// Big-endian data.
     pub const E: u32 = 1 << 9;
@@ -80,7 +80,7 @@ pub mod psr {
     pub const F: u32 = 1 << 6;
     /// Thumb.
     pub const T: u32 = 1 << 5;
-    /// IT[1:0] at 26:25 and IT[7:2] at 15:10.
+    /// `IT[1:0]` at 26:25 and `IT[7:2]` at 15:10.
     pub const IT_MASK: u32 = 0x0600_fc00;
     /// Mode field.
     pub const M: u32 = 0x1f;
