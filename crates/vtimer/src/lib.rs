@@ -1,17 +1,4 @@
-//! Generic-timer virtualization (Arm ARM D11 "The Generic Timer"), as a pure model.
-//!
-//! - [`TimerState`]: the `CNTx_CTL`/`CNTx_CVAL`/`CNTx_TVAL` semantics of one timer
-//!   (`ISTATUS`, `IMASK`, the signed 32-bit `TVAL` view, when the output is asserted).
-//! - [`PhysTimer`]: the guest's EL1 physical timer (`CNTP_*_EL0`), emulated because
-//!   `CNTHCTL_EL2.EL1PCEN` traps it: the hypervisor's own timer stands in for it.
-//! - [`VmCounter`]: the per-VM virtual-counter offset (`CNTVOFF_EL2`) so every VM's
-//!   virtual counter starts near zero and agrees across its vCPUs.
-//! - [`wake_deadline`]: when a vCPU blocked in WFI must be woken for its timers.
-//!
-//! No hardware access here: the hypervisor reads the counter and passes `now`. Which timer
-//! is direct (virtual: the guest programs `CNTV_*` in hardware, expiry arrives as PPI 27
-//! and is forwarded through a hardware-mapped list register) and which is emulated
-//! (physical: PPI 30) follows KVM's `get_timer_map()` for a non-nested guest.
+#![doc = include_str!("../README.md")]
 #![cfg_attr(not(test), no_std)]
 
 mod phys;
