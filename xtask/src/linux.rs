@@ -99,6 +99,16 @@ pub fn cache_dir(ws: &Workspace) -> PathBuf {
 /// Makes sure the Linux assets exist (downloading the packages only when they are not
 /// cached yet) and (re)builds the initramfs from the unpacked packages.
 pub fn ensure_assets(ws: &Workspace) -> Result<LinuxAssets> {
+    // Built once per xtask process, however many scenarios boot Linux.
+    static BUILT: std::sync::OnceLock<LinuxAssets> = std::sync::OnceLock::new();
+    if let Some(a) = BUILT.get() {
+        return Ok(a.clone());
+    }
+    let assets = build_assets(ws)?;
+    Ok(BUILT.get_or_init(|| assets).clone())
+}
+
+fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     let dir = cache_dir(ws);
     let debs = dir.join("debs");
     fs::create_dir_all(&debs).io(|| format!("creating {}", debs.display()))?;
