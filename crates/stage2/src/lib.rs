@@ -1,20 +1,4 @@
-//! Stage-2 translation tables for AArch64 hypervisors.
-//!
-//! This crate builds and maintains the tables that translate a guest's intermediate physical
-//! addresses (IPAs) to host physical addresses (PAs):
-//!
-//! - [`Stage2Config`] derives the IPA size, start level, concatenated root tables and the
-//!   `VTCR_EL2` value from `ID_AA64MMFR0_EL1.PARange`, a configured IPA limit and
-//!   `ID_AA64MMFR1_EL1.VMIDBits`.
-//! - [`Stage2Table`] maps, unmaps, re-protects and translates IPA ranges, using 2 MiB and 1 GiB
-//!   blocks when alignment allows, splitting live blocks with break-before-make, and freeing
-//!   intermediate tables that became empty. All four operations share one walker.
-//! - [`VmidAllocator`] hands out VMIDs with generation rollover in the style of Linux's arm64
-//!   ASID/VMID allocator.
-//!
-//! The host supplies table memory through [`TableAllocator`] and TLB maintenance through
-//! [`TlbMaintenance`]; on AArch64 the `hw` module (only built for `target_arch = "aarch64"`)
-//! provides the real TLB maintenance with `TLBI` instructions.
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![deny(missing_docs)]
 
