@@ -209,7 +209,7 @@ pub fn ensure_toolchain(root: &Path) -> Result<()> {
     }
     eprintln!(
         "xtask: toolchain {} lacks {} (rust-toolchain.toml lists them); adding them with rustup \
-         (about 200 MB download the first time)",
+         (about 520 MB on disk)",
         pinned.channel,
         what.join(", ")
     );
