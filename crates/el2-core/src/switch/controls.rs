@@ -109,19 +109,21 @@ pub fn guest_cnthctl(vhe: bool) -> u64 {
 mod tests {
     use super::*;
 
+    /// Every value the world switch and the boot path program, bit for bit.
     #[test]
-    fn hcr_values() {
-        // VM|SWIO|FMO|IMO|AMO|FB|BSU=IS|TWI|TID3|TSC|TIDCP|TACR|RW|TLOR
+    fn exact_values() {
+        // VM|SWIO|FMO|IMO|AMO|FB|BSU=IS|TWI|TID3|TSC|TIDCP|TACR|RW|TLOR (+API|APK, +E2H)
         assert_eq!(guest_hcr(false, false), 0x0000_0008_803c_263b);
+        assert_eq!(guest_hcr(false, true), 0x0000_0308_803c_263b);
+        assert_eq!(guest_hcr(true, false), 0x0000_000c_803c_263b);
         assert_eq!(guest_hcr(true, true), 0x0000_030c_803c_263b);
-        assert_eq!(guest_hcr(true, false) & hcr::TGE, 0);
-    }
-
-    #[test]
-    fn cptr_and_cnthctl() {
+        assert_eq!(HOST_HCR_NVHE, 0x0000_0000_8000_0000);
+        assert_eq!(HOST_HCR_VHE, 0x0000_0004_8800_0000);
         assert_eq!(guest_cptr(false, false), 0x4000_37ff);
+        assert_eq!(guest_cptr(false, true), 0x4000_33ff);
+        assert_eq!(guest_cptr(true, false), 0x4000_0000);
         assert_eq!(guest_cptr(true, true), 0x4030_0000);
-        assert_eq!(guest_cnthctl(false), 1);
+        assert_eq!(guest_cnthctl(false), 0x1);
         assert_eq!(guest_cnthctl(true), 0x400);
     }
 }
