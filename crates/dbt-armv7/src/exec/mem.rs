@@ -50,6 +50,15 @@ impl Cpu {
         Ok(va & (size - 1) != 0)
     }
 
+    /// The doubleword alignment `LDREXD`/`STREXD` require (`address<2:0> == '000'`),
+    /// independent of `SCTLR.A`.
+    fn check_exclusive_d(&self, va: u32, write: bool) -> Result<(), Exception> {
+        if va & 7 != 0 {
+            return Err(self.data_abort(Fault::new(FaultKind::Alignment), va, write));
+        }
+        Ok(())
+    }
+
     /// Reads `size` bytes at `va` (little- or big-endian per `CPSR.E`); `strict` is the
     /// alignment the instruction requires even with `SCTLR.A` clear (1 = none).
     pub(crate) fn read_mem(
@@ -223,8 +232,12 @@ impl Cpu {
             } => {
                 let va = self.base(rn).wrapping_add(imm);
                 if size == Size::D {
-                    let a = self.read_mem(bus, va, 4, priv_user, 8)?;
-                    let b = self.read_mem(bus, va.wrapping_add(4), 4, priv_user, 8)?;
+                    // LDREXD: `if address<2:0> != '000' then AlignmentFault` (ARM ARM
+                    // pseudocode), whatever SCTLR.A says; the two words of the aligned
+                    // doubleword are then word-aligned accesses.
+                    self.check_exclusive_d(va, false)?;
+                    let a = self.read_mem(bus, va, 4, priv_user, 4)?;
+                    let b = self.read_mem(bus, va.wrapping_add(4), 4, priv_user, 4)?;
                     self.r[rt as usize] = a;
                     self.r[rt2 as usize] = b;
                 } else {
@@ -244,14 +257,19 @@ impl Cpu {
             } => {
                 let va = self.base(rn).wrapping_add(imm);
                 let n = size.bytes();
-                // Alignment and permissions are checked even when the store fails.
-                self.check_align(va, n.min(4), n, true)?;
+                // Alignment is checked even when the store fails (STREXD: doubleword
+                // alignment whatever SCTLR.A says, as for LDREXD).
+                if size == Size::D {
+                    self.check_exclusive_d(va, true)?;
+                } else {
+                    self.check_align(va, n, n, true)?;
+                }
                 if self.monitor == Some(va) {
                     if size == Size::D {
                         let a = self.rr(rt);
                         let b = self.rr(rt2);
-                        self.write_mem(bus, va, 4, a, priv_user, 8)?;
-                        self.write_mem(bus, va.wrapping_add(4), 4, b, priv_user, 8)?;
+                        self.write_mem(bus, va, 4, a, priv_user, 4)?;
+                        self.write_mem(bus, va.wrapping_add(4), 4, b, priv_user, 4)?;
                     } else {
                         let v = self.rr(rt);
                         self.write_mem(bus, va, n, v, priv_user, n)?;
