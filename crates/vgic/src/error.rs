@@ -24,6 +24,10 @@ pub enum VgicError {
         offset: u64,
         /// Access size in bytes.
         size: u8,
+        /// Architectural name of the register at `offset` (`"GICD_ISENABLER"`, the name of
+        /// its row in the register table and of its constant in [`crate::offsets`]); `None`
+        /// if the offset is reserved.
+        register: Option<&'static str>,
     },
     /// The access is not naturally aligned.
     Misaligned {
@@ -31,6 +35,8 @@ pub enum VgicError {
         offset: u64,
         /// Access size in bytes.
         size: u8,
+        /// Architectural name of the register at `offset`, as for [`VgicError::BadWidth`].
+        register: Option<&'static str>,
     },
     /// A vCPU index out of range (a caller bug, not guest input).
     BadVcpu(usize),
@@ -54,16 +60,34 @@ impl fmt::Display for VgicError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Reserved { offset } => write!(f, "reserved register offset {offset:#x} (RAZ/WI)"),
-            Self::BadWidth { offset, size } => {
-                write!(f, "{size}-byte access not allowed at offset {offset:#x}")
+            Self::BadWidth {
+                offset,
+                size,
+                register,
+            } => {
+                write!(f, "{size}-byte access not allowed at offset {offset:#x}")?;
+                register_suffix(f, *register)
             }
-            Self::Misaligned { offset, size } => {
-                write!(f, "misaligned {size}-byte access at offset {offset:#x}")
+            Self::Misaligned {
+                offset,
+                size,
+                register,
+            } => {
+                write!(f, "misaligned {size}-byte access at offset {offset:#x}")?;
+                register_suffix(f, *register)
             }
             Self::BadVcpu(v) => write!(f, "no vCPU {v}"),
             Self::BadIntid(i) => write!(f, "invalid INTID {i}"),
             Self::WrongVersion => write!(f, "operation not valid for this GIC version"),
             Self::BadConfig(s) => write!(f, "bad vGIC configuration: {s}"),
         }
+    }
+}
+
+/// ` (GICD_ISENABLER)` after an access error, if the offset is in a register.
+fn register_suffix(f: &mut fmt::Formatter<'_>, register: Option<&'static str>) -> fmt::Result {
+    match register {
+        Some(name) => write!(f, " ({name})"),
+        None => Ok(()),
     }
 }

@@ -17,7 +17,8 @@ pub use config::{GicVersion, VgicConfig, MAX_SPIS, MAX_VCPUS, MAX_VCPUS_V2};
 pub use error::VgicError;
 pub use lr::{ListRegisters, LrEntry, LrState, VcpuIfState, MAX_LRS};
 pub use model::{Vgic, VgicStats};
-pub use regs::v3::{GICR_FRAME_SIZE, GICR_SGI_BASE};
+pub use regs::offsets;
+pub use regs::offsets::gicr::{GICR_FRAME_SIZE, GICR_SGI_BASE};
 pub use sgi::SgiReg;
 pub use vcpuset::VcpuSet;
 

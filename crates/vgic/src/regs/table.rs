@@ -1,7 +1,13 @@
 //! Register regions: the distributor and redistributor are described as sorted tables of
-//! `(offset, length, bits per interrupt, allowed widths, read, write)` instead of one large
-//! `match`. A lookup finds the region, checks alignment and width, and turns the offset into
-//! the first INTID (per-interrupt regions) or the byte offset inside the region.
+//! rows `(name, offset, length, bits per interrupt, allowed widths, read, write)` instead of
+//! one large `match`, in the shape of Linux's `vgic-mmio.h` `REGISTER_DESC_*` tables. Every
+//! row is built by [`reg!`] or [`per_irq!`] from an offset constant of
+//! [`offsets`](crate::offsets), whose name becomes the row's [`Region::name`]: `grep
+//! GICD_ISENABLER` finds the offset and the row, and an error for a row names its register.
+//!
+//! A lookup finds the row by binary search on the offset alone (the name is only read to
+//! build an error), checks alignment and width, and turns the offset into the handler's
+//! argument: the first INTID (per-interrupt rows) or a byte offset (other rows).
 
 use crate::model::irq::Irq;
 use crate::model::Vgic;
@@ -27,15 +33,23 @@ pub(crate) struct Ctx {
 }
 
 /// Read handler: `arg` is the first INTID for per-interrupt regions, otherwise the byte
-/// offset inside the region.
+/// offset inside the region (see [`Region::arg_from`]).
 pub(crate) type ReadFn = fn(&mut Vgic, &Ctx, u32, u8) -> u64;
 /// Write handler, same `arg` as [`ReadFn`].
 pub(crate) type WriteFn = fn(&mut Vgic, &Ctx, u32, u8, u64);
 
-/// One register region.
+/// One row: a register, or an array of registers (`GICD_ISENABLER<n>`).
+#[derive(Clone, Copy)]
 pub(crate) struct Region {
+    /// Architectural name (`"GICD_ISENABLER"`), for errors and logs only: never compared.
+    pub name: &'static str,
+    /// First byte of the row.
     pub offset: u64,
-    pub len: u64,
+    /// One past its last byte.
+    pub end: u64,
+    /// The offset the handler argument counts from: [`Region::offset`] unless the row is
+    /// part of a larger array (`GICR_ICFGR1`, the ID registers).
+    pub base: u64,
     /// Bits per interrupt, 0 for registers that are not per-interrupt.
     pub bpi: u8,
     /// Allowed access sizes (bitwise or of `W8`, `W32`, `W64`).
@@ -45,71 +59,139 @@ pub(crate) struct Region {
 }
 
 impl Region {
-    /// A per-interrupt region covering 1024 INTIDs.
-    pub const fn per_irq(offset: u64, bpi: u8, widths: u8, read: ReadFn, write: WriteFn) -> Self {
-        Self {
-            offset,
-            len: bpi as u64 * 1024 / 8,
-            bpi,
-            widths,
-            read,
-            write,
-        }
-    }
-    /// A per-interrupt region of explicit length (redistributor SGI_base).
-    pub const fn per_irq_len(
+    /// A per-interrupt row covering `nr_irqs` INTIDs of `bpi` bits each; the handlers get the
+    /// first INTID of the access. Use [`per_irq!`].
+    pub const fn per_irq(
+        name: &'static str,
         offset: u64,
-        len: u64,
+        nr_irqs: u32,
         bpi: u8,
         widths: u8,
         read: ReadFn,
         write: WriteFn,
     ) -> Self {
         Self {
+            name,
             offset,
-            len,
+            end: offset + nr_irqs as u64 * bpi as u64 / 8,
+            base: offset,
             bpi,
             widths,
             read,
             write,
         }
     }
-    /// A plain register (or block of registers) of `len` bytes.
-    pub const fn reg(offset: u64, len: u64, widths: u8, read: ReadFn, write: WriteFn) -> Self {
+
+    /// A plain register (or block of registers) of `len` bytes; the handlers get the byte
+    /// offset of the access inside it. Use [`reg!`].
+    pub const fn reg(
+        name: &'static str,
+        offset: u64,
+        len: u64,
+        widths: u8,
+        read: ReadFn,
+        write: WriteFn,
+    ) -> Self {
         Self {
+            name,
             offset,
-            len,
+            end: offset + len,
+            base: offset,
             bpi: 0,
             widths,
             read,
             write,
         }
     }
+
+    /// The handlers count their argument from `base` instead of the row's own offset: the
+    /// row continues an array that starts there (`GICR_ICFGR1` continues `GICR_ICFGR0`, so
+    /// its first INTID is 16; `GICD_PIDR2` is byte 0x18 of the ID block at `GICD_PIDR4`).
+    pub const fn arg_from(self, base: u64) -> Self {
+        Self { base, ..self }
+    }
 }
 
-/// Finds the region and the handler argument, or the error for this access.
+/// `reg!(NAME, len, widths, read, write)`: a [`Region::reg`] row at offset constant `NAME`
+/// (in scope), named `"NAME"`. Handlers are function paths, never closures.
+macro_rules! reg {
+    ($name:ident, $len:expr, $widths:expr, $read:path, $write:path $(,)?) => {
+        $crate::regs::table::Region::reg(stringify!($name), $name, $len, $widths, $read, $write)
+    };
+}
+pub(crate) use reg;
+
+/// `per_irq!(NAME, nr_irqs, bpi, widths, read, write)`: a [`Region::per_irq`] row at offset
+/// constant `NAME` (in scope), named `"NAME"`.
+macro_rules! per_irq {
+    ($name:ident, $nr:expr, $bpi:expr, $widths:expr, $read:path, $write:path $(,)?) => {
+        $crate::regs::table::Region::per_irq(
+            stringify!($name),
+            $name,
+            $nr,
+            $bpi,
+            $widths,
+            $read,
+            $write,
+        )
+    };
+}
+pub(crate) use per_irq;
+
+/// Finds the row and the handler argument, or the error for this access.
 fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
     if !matches!(size, 1 | 2 | 4 | 8) {
-        return Err(VgicError::BadWidth { offset, size });
+        return Err(bad_width(table, offset, size));
     }
     if !offset.is_multiple_of(u64::from(size)) {
-        return Err(VgicError::Misaligned { offset, size });
+        return Err(misaligned(table, offset, size));
     }
-    let idx = table.partition_point(|r| r.offset.saturating_add(r.len) <= offset);
+    let idx = table.partition_point(|r| r.end <= offset);
     let r = table
         .get(idx)
         .filter(|r| r.offset <= offset)
         .ok_or(VgicError::Reserved { offset })?;
-    if r.widths & size == 0 || offset.saturating_add(u64::from(size)) > r.offset + r.len {
-        return Err(VgicError::BadWidth { offset, size });
+    // `offset < r.end`, so the sum cannot overflow.
+    if r.widths & size == 0 || offset + u64::from(size) > r.end {
+        return Err(VgicError::BadWidth {
+            offset,
+            size,
+            register: Some(r.name),
+        });
     }
-    let rel = offset - r.offset;
+    let rel = offset - r.base;
     let arg = if r.bpi == 0 {
         rel
     } else {
         rel * 8 / u64::from(r.bpi)
     };
     Ok((r, arg as u32))
+}
+
+/// The row holding `offset`, if any.
+pub(crate) fn row_at(table: &[Region], offset: u64) -> Option<&Region> {
+    let idx = table.partition_point(|r| r.end <= offset);
+    table.get(idx).filter(|r| r.offset <= offset)
+}
+
+#[cold]
+#[inline(never)]
+fn bad_width(table: &[Region], offset: u64, size: u8) -> VgicError {
+    VgicError::BadWidth {
+        offset,
+        size,
+        register: row_at(table, offset).map(|r| r.name),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn misaligned(table: &[Region], offset: u64, size: u8) -> VgicError {
+    VgicError::Misaligned {
+        offset,
+        size,
+        register: row_at(table, offset).map(|r| r.name),
+    }
 }
 
 /// Dispatches a read through `table`.
@@ -159,14 +241,6 @@ pub(crate) fn write(
     }
 }
 
-/// Checks a table is sorted and non-overlapping (used by tests).
-#[cfg(test)]
-pub(crate) fn well_formed(table: &[Region]) -> bool {
-    table
-        .windows(2)
-        .all(|w| w[0].offset + w[0].len <= w[1].offset)
-}
-
 /// Field getter of a per-interrupt register.
 pub(crate) type GetFn = fn(&Vgic, &Ctx, u32, &Irq) -> u64;
 /// Field setter of a per-interrupt register (the model's `update` runs afterwards).
@@ -176,7 +250,9 @@ fn visible(v: &Vgic, ctx: &Ctx, intid: u32) -> bool {
     !(ctx.no_private && intid < 32) && intid < v.nr_irqs()
 }
 
-/// Assembles a per-interrupt read of `size` bytes from `bpi`-bit fields.
+/// Assembles a per-interrupt read of `size` bytes from `bpi`-bit fields. Inlined into each
+/// handler, so that `get` is a direct (inlined) call.
+#[inline(always)]
 pub(crate) fn read_irqs(v: &Vgic, ctx: &Ctx, first: u32, size: u8, bpi: u8, get: GetFn) -> u64 {
     let n = u32::from(size) * 8 / u32::from(bpi);
     let mask = (1u64 << bpi) - 1;
@@ -193,7 +269,9 @@ pub(crate) fn read_irqs(v: &Vgic, ctx: &Ctx, first: u32, size: u8, bpi: u8, get:
     val
 }
 
-/// Splits a per-interrupt write of `size` bytes into `bpi`-bit fields.
+/// Splits a per-interrupt write of `size` bytes into `bpi`-bit fields. Inlined into each
+/// handler, so that `set` is a direct (inlined) call.
+#[inline(always)]
 pub(crate) fn write_irqs(
     v: &mut Vgic,
     ctx: &Ctx,

@@ -1,7 +1,9 @@
 //! GICv2 distributor (`GICD`, 4 KiB).
 
 use super::common::*;
-use super::table::{self, extract, raz, wi, Ctx, Region, W32, W8};
+use super::offsets::gicd_v2::*;
+use super::table::{self, extract, per_irq, raz, reg, wi, Ctx, Region, W32, W8};
+use crate::model::irq::Irq;
 use crate::model::{Vgic, NR_PRIVATE, NR_SGIS};
 use crate::VgicError;
 
@@ -10,7 +12,7 @@ pub(crate) const IIDR: u32 = 0x0000_043b;
 /// `GICD_PIDR2`: ArchRev 2 in bits `[7:4]`.
 pub(crate) const PIDR2_V2: u32 = 0x2b;
 
-/// Peripheral/component ID registers at 0xFD0..0x1000 (GIC-400 values).
+/// Peripheral/component ID registers `GICD_PIDR4..GICD_CIDR3` (GIC-400 values).
 const ID_REGS: [u32; 12] = [
     0x04, 0x00, 0x00, 0x00, // PIDR4..7
     0x90, 0xb4, PIDR2_V2, 0x00, // PIDR0..3
@@ -43,25 +45,31 @@ fn valid_cpus(v: &Vgic) -> u8 {
     ((1u32 << v.nr_vcpus().min(8)) - 1) as u8
 }
 
-fn read_targets(v: &mut Vgic, c: &Ctx, first: u32, size: u8) -> u64 {
-    table::read_irqs(v, c, first, size, 8, |_, c, intid, irq| {
-        if intid < NR_PRIVATE {
-            1 << (c.vcpu & 7)
-        } else {
-            u64::from(irq.targets)
-        }
-    })
+/// `GICD_ITARGETSR` field: SGIs and PPIs read as the accessing CPU's own bit.
+fn get_target(_: &Vgic, c: &Ctx, intid: u32, irq: &Irq) -> u64 {
+    if intid < NR_PRIVATE {
+        1 << (c.vcpu & 7)
+    } else {
+        u64::from(irq.targets)
+    }
 }
 
-fn write_targets(v: &mut Vgic, c: &Ctx, first: u32, size: u8, val: u64) {
-    table::write_irqs(v, c, first, size, 8, val, |v, c, intid, f| {
-        let mask = valid_cpus(v);
-        if intid >= NR_PRIVATE {
-            if let Some(irq) = v.irq_mut(c.target, intid) {
-                irq.targets = f as u8 & mask;
-            }
+/// `GICD_ITARGETSR` field: read-only for SGIs and PPIs, non-existent CPUs dropped.
+fn set_target(v: &mut Vgic, c: &Ctx, intid: u32, f: u64) {
+    let mask = valid_cpus(v);
+    if intid >= NR_PRIVATE {
+        if let Some(irq) = v.irq_mut(c.target, intid) {
+            irq.targets = f as u8 & mask;
         }
-    })
+    }
+}
+
+fn read_itargetsr(v: &mut Vgic, c: &Ctx, first: u32, size: u8) -> u64 {
+    table::read_irqs(v, c, first, size, 8, get_target)
+}
+
+fn write_itargetsr(v: &mut Vgic, c: &Ctx, first: u32, size: u8, val: u64) {
+    table::write_irqs(v, c, first, size, 8, val, set_target)
 }
 
 /// Decoded `GICD_SGIR`.
@@ -97,6 +105,7 @@ impl GicdSgir {
     }
 }
 
+/// `GICD_SGIR` write: pends the SGI at each target (a reserved filter is counted).
 fn write_sgir(v: &mut Vgic, c: &Ctx, _: u32, _: u8, val: u64) {
     let sgir = GicdSgir::decode(val as u32);
     match sgir.targets(c.vcpu, v.nr_vcpus()) {
@@ -112,7 +121,7 @@ fn write_sgir(v: &mut Vgic, c: &Ctx, _: u32, _: u8, val: u64) {
 }
 
 /// `GICD_CPENDSGIR`/`SPENDSGIR`: one byte per SGI of the accessing vCPU, one bit per source.
-fn read_sgi_pend(v: &mut Vgic, c: &Ctx, at: u32, size: u8) -> u64 {
+fn read_sgi_pending(v: &mut Vgic, c: &Ctx, at: u32, size: u8) -> u64 {
     let mut val = 0;
     for b in 0..u32::from(size) {
         if let Some(irq) = v.irq(c.target, at + b) {
@@ -122,7 +131,7 @@ fn read_sgi_pend(v: &mut Vgic, c: &Ctx, at: u32, size: u8) -> u64 {
     val
 }
 
-fn write_spendsgi(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
+fn write_spendsgir(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
     let mask = valid_cpus(v);
     for b in 0..u32::from(size) {
         let intid = at + b;
@@ -137,7 +146,7 @@ fn write_spendsgi(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
     }
 }
 
-fn write_cpendsgi(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
+fn write_cpendsgir(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
     for b in 0..u32::from(size) {
         let intid = at + b;
         if intid >= NR_SGIS {
@@ -152,32 +161,47 @@ fn write_cpendsgi(v: &mut Vgic, c: &Ctx, at: u32, size: u8, val: u64) {
     }
 }
 
+/// ID register read; `at` is the byte offset from `GICD_PIDR4`.
 fn read_id(_: &mut Vgic, _: &Ctx, at: u32, size: u8) -> u64 {
     extract(&ID_REGS, at, size)
 }
 
 /// The GICv2 distributor, sorted by offset. Everything else in the 4 KiB frame (and
 /// beyond) is reserved.
+#[rustfmt::skip]
 pub(crate) static GICD_V2: &[Region] = &[
-    Region::reg(0x000, 4, W32, read_ctlr, write_ctlr),
-    Region::reg(0x004, 4, W32, read_typer, wi),
-    Region::reg(0x008, 4, W32, read_iidr, wi),
-    Region::per_irq(0x080, 1, W32, read_group, write_group),
-    Region::per_irq(0x100, 1, W32, read_enable, write_senable),
-    Region::per_irq(0x180, 1, W32, read_enable, write_cenable),
-    Region::per_irq(0x200, 1, W32, read_pending, write_spending),
-    Region::per_irq(0x280, 1, W32, read_pending, write_cpending),
-    Region::per_irq(0x300, 1, W32, read_active, write_sactive),
-    Region::per_irq(0x380, 1, W32, read_active, write_cactive),
-    Region::per_irq(0x400, 8, W8 | W32, read_priority, write_priority),
-    Region::per_irq(0x800, 8, W8 | W32, read_targets, write_targets),
-    Region::per_irq(0xc00, 2, W32, read_config, write_config),
-    // PPI/SPI status (implementation defined on GIC-400) and NSACR: RAZ/WI.
-    Region::reg(0xd00, 0x200, W32, raz, wi),
-    Region::reg(0xf00, 4, W32, raz, write_sgir),
-    Region::reg(0xf10, 16, W8 | W32, read_sgi_pend, write_cpendsgi),
-    Region::reg(0xf20, 16, W8 | W32, read_sgi_pend, write_spendsgi),
-    Region::reg(0xfd0, 0x30, W32, read_id, wi),
+    reg!(GICD_CTLR, 4, W32, read_ctlr, write_ctlr),
+    reg!(GICD_TYPER, 4, W32, read_typer, wi),
+    reg!(GICD_IIDR, 4, W32, read_iidr, wi),
+    per_irq!(GICD_IGROUPR, 1024, 1, W32, read_igroupr, write_igroupr),
+    per_irq!(GICD_ISENABLER, 1024, 1, W32, read_enable, write_isenabler),
+    per_irq!(GICD_ICENABLER, 1024, 1, W32, read_enable, write_icenabler),
+    per_irq!(GICD_ISPENDR, 1024, 1, W32, read_pending, write_ispendr),
+    per_irq!(GICD_ICPENDR, 1024, 1, W32, read_pending, write_icpendr),
+    per_irq!(GICD_ISACTIVER, 1024, 1, W32, read_active, write_isactiver),
+    per_irq!(GICD_ICACTIVER, 1024, 1, W32, read_active, write_icactiver),
+    per_irq!(GICD_IPRIORITYR, 1024, 8, W8 | W32, read_ipriorityr, write_ipriorityr),
+    per_irq!(GICD_ITARGETSR, 1024, 8, W8 | W32, read_itargetsr, write_itargetsr),
+    per_irq!(GICD_ICFGR, 1024, 2, W32, read_icfgr, write_icfgr),
+    // PPI/SPI status on the GIC-400 (GICD_PPISR, GICD_SPISR<n>): RAZ/WI.
+    reg!(GICD_IMPDEF, 0x100, W32, raz, wi),
+    // Single security state: RAZ/WI.
+    reg!(GICD_NSACR, 0x100, W32, raz, wi),
+    reg!(GICD_SGIR, 4, W32, raz, write_sgir),
+    reg!(GICD_CPENDSGIR, 16, W8 | W32, read_sgi_pending, write_cpendsgir),
+    reg!(GICD_SPENDSGIR, 16, W8 | W32, read_sgi_pending, write_spendsgir),
+    reg!(GICD_PIDR4, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR5, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR6, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR7, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR0, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR1, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR2, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR3, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR0, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR1, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR2, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR3, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
 ];
 
 impl Vgic {
@@ -227,13 +251,5 @@ impl Vgic {
                 table::write(super::v3::GICD_V3, self, &ctx, offset, size_bytes, value)
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn table_sorted() {
-        assert!(super::table::well_formed(super::GICD_V2));
     }
 }

@@ -7,7 +7,9 @@
 //! `IGRPMODR` is RAZ/WI as the architecture requires with `DS` = 1. No LPIs, no ITS.
 
 use super::common::*;
-use super::table::{self, extract, raz, wi, Ctx, Region, W32, W64, W8};
+use super::offsets::gicd_v3::*;
+use super::offsets::gicr::*;
+use super::table::{self, extract, per_irq, raz, reg, wi, Ctx, Region, W32, W64, W8};
 use crate::config::MPIDR_AFF_MASK;
 use crate::model::{Vgic, NR_PRIVATE};
 use crate::VgicError;
@@ -18,17 +20,13 @@ pub(crate) const IROUTER_IRM: u64 = 1 << 31;
 const IROUTER_MASK: u64 = 0xff_8000_0000 | 0xff_ffff;
 /// `GICD_PIDR2`/`GICR_PIDR2`: ArchRev 3.
 pub(crate) const PIDR2_V3: u32 = 0x3b;
-/// Size of one redistributor frame (RD_base + SGI_base).
-pub const GICR_FRAME_SIZE: u64 = 0x2_0000;
-/// Offset of SGI_base inside a redistributor frame.
-pub const GICR_SGI_BASE: u64 = 0x1_0000;
 
 const CTLR_ARE: u32 = 1 << 4;
 const CTLR_DS: u32 = 1 << 6;
 const WAKER_PS: u32 = 1 << 1;
 const WAKER_CA: u32 = 1 << 2;
 
-/// ID registers at 0xFFD0..0x10000.
+/// ID registers `GICD_PIDR4..GICD_CIDR3` and `GICR_PIDR4..GICR_CIDR3` (GIC-500 values).
 const ID_REGS: [u32; 12] = [
     0x04, 0x00, 0x00, 0x00, // PIDR4..7
     0x92, 0xb4, PIDR2_V3, 0x00, // PIDR0..3
@@ -63,6 +61,7 @@ fn read_iidr(_: &mut Vgic, _: &Ctx, _: u32, _: u8) -> u64 {
     u64::from(super::v2::IIDR)
 }
 
+/// ID register read; `at` is the byte offset from `GICD_PIDR4`/`GICR_PIDR4`.
 fn read_id(_: &mut Vgic, _: &Ctx, at: u32, size: u8) -> u64 {
     extract(&ID_REGS, at, size)
 }
@@ -105,33 +104,48 @@ fn write_irouter(v: &mut Vgic, _: &Ctx, at: u32, size: u8, val: u64) {
 
 /// The GICv3 distributor, sorted by offset. Registers of private interrupts are RAZ/WI here
 /// (affinity routing: they live in the redistributors).
+#[rustfmt::skip]
 pub(crate) static GICD_V3: &[Region] = &[
-    Region::reg(0x0000, 4, W32, read_ctlr, write_ctlr),
-    Region::reg(0x0004, 4, W32, read_typer, wi),
-    Region::reg(0x0008, 4, W32, read_iidr, wi),
-    // TYPER2 (no vSGIs, no extended ranges) and STATUSR.
-    Region::reg(0x000c, 8, W32, raz, wi),
-    Region::per_irq(0x0080, 1, W32, read_group, write_group),
-    Region::per_irq(0x0100, 1, W32, read_enable, write_senable),
-    Region::per_irq(0x0180, 1, W32, read_enable, write_cenable),
-    Region::per_irq(0x0200, 1, W32, read_pending, write_spending),
-    Region::per_irq(0x0280, 1, W32, read_pending, write_cpending),
-    Region::per_irq(0x0300, 1, W32, read_active, write_sactive),
-    Region::per_irq(0x0380, 1, W32, read_active, write_cactive),
-    Region::per_irq(0x0400, 8, W8 | W32, read_priority, write_priority),
-    // ITARGETSR: RAZ/WI with affinity routing.
-    Region::per_irq(0x0800, 8, W8 | W32, raz, wi),
-    Region::per_irq(0x0c00, 2, W32, read_config, write_config),
-    // IGRPMODR (RAZ/WI with DS=1), NSACR.
-    Region::reg(0x0d00, 0x80, W32, raz, wi),
-    Region::reg(0x0e00, 0x100, W32, raz, wi),
-    // SGIR, CPENDSGIR, SPENDSGIR: RAZ/WI with affinity routing.
-    Region::reg(0x0f00, 4, W32, raz, wi),
-    Region::reg(0x0f10, 0x20, W8 | W32, raz, wi),
-    Region::reg(0x6000, 8 * 1024, W32 | W64, read_irouter, write_irouter),
-    Region::reg(0xffd0, 0x30, W32, read_id, wi),
+    reg!(GICD_CTLR, 4, W32, read_ctlr, write_ctlr),
+    reg!(GICD_TYPER, 4, W32, read_typer, wi),
+    reg!(GICD_IIDR, 4, W32, read_iidr, wi),
+    // No vSGIs, no extended ranges.
+    reg!(GICD_TYPER2, 4, W32, raz, wi),
+    reg!(GICD_STATUSR, 4, W32, raz, wi),
+    per_irq!(GICD_IGROUPR, 1024, 1, W32, read_igroupr, write_igroupr),
+    per_irq!(GICD_ISENABLER, 1024, 1, W32, read_enable, write_isenabler),
+    per_irq!(GICD_ICENABLER, 1024, 1, W32, read_enable, write_icenabler),
+    per_irq!(GICD_ISPENDR, 1024, 1, W32, read_pending, write_ispendr),
+    per_irq!(GICD_ICPENDR, 1024, 1, W32, read_pending, write_icpendr),
+    per_irq!(GICD_ISACTIVER, 1024, 1, W32, read_active, write_isactiver),
+    per_irq!(GICD_ICACTIVER, 1024, 1, W32, read_active, write_icactiver),
+    per_irq!(GICD_IPRIORITYR, 1024, 8, W8 | W32, read_ipriorityr, write_ipriorityr),
+    // RAZ/WI with affinity routing.
+    per_irq!(GICD_ITARGETSR, 1024, 8, W8 | W32, raz, wi),
+    per_irq!(GICD_ICFGR, 1024, 2, W32, read_icfgr, write_icfgr),
+    // RAZ/WI with DS = 1.
+    reg!(GICD_IGRPMODR, 0x80, W32, raz, wi),
+    reg!(GICD_NSACR, 0x100, W32, raz, wi),
+    // RAZ/WI with affinity routing.
+    reg!(GICD_SGIR, 4, W32, raz, wi),
+    reg!(GICD_CPENDSGIR, 16, W8 | W32, raz, wi),
+    reg!(GICD_SPENDSGIR, 16, W8 | W32, raz, wi),
+    reg!(GICD_IROUTER, 8 * 1024, W32 | W64, read_irouter, write_irouter),
+    reg!(GICD_PIDR4, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR5, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR6, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR7, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR0, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR1, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR2, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_PIDR3, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR0, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR1, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR2, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
+    reg!(GICD_CIDR3, 4, W32, read_id, wi).arg_from(GICD_PIDR4),
 ];
 
+/// `GICR_TYPER`: Processor_Number, affinity, `Last` on the last frame; 32- or 64-bit.
 fn read_gicr_typer(v: &mut Vgic, c: &Ctx, at: u32, size: u8) -> u64 {
     let n = c.target;
     let mpidr = v.vcpus.get(n).map_or(0, |d| d.mpidr);
@@ -160,31 +174,73 @@ fn write_waker(v: &mut Vgic, c: &Ctx, _: u32, _: u8, val: u64) {
     }
 }
 
-/// RD_base and SGI_base of one redistributor frame, sorted by offset within the frame.
-pub(crate) static GICR: &[Region] = &[
-    // CTLR: no LPIs, RWP/UWP zero.
-    Region::reg(0x0000, 4, W32, raz, wi),
-    Region::reg(0x0004, 4, W32, read_iidr, wi),
-    Region::reg(0x0008, 8, W32 | W64, read_gicr_typer, wi),
-    Region::reg(0x0010, 4, W32, raz, wi),
-    Region::reg(0x0014, 4, W32, read_waker, write_waker),
-    // PROPBASER, PENDBASER: no LPIs.
-    Region::reg(0x0070, 0x10, W32 | W64, raz, wi),
-    Region::reg(0xffd0, 0x30, W32, read_id, wi),
-    Region::per_irq_len(0x1_0080, 4, 1, W32, read_group, write_group),
-    Region::per_irq_len(0x1_0100, 4, 1, W32, read_enable, write_senable),
-    Region::per_irq_len(0x1_0180, 4, 1, W32, read_enable, write_cenable),
-    Region::per_irq_len(0x1_0200, 4, 1, W32, read_pending, write_spending),
-    Region::per_irq_len(0x1_0280, 4, 1, W32, read_pending, write_cpending),
-    Region::per_irq_len(0x1_0300, 4, 1, W32, read_active, write_sactive),
-    Region::per_irq_len(0x1_0380, 4, 1, W32, read_active, write_cactive),
-    Region::per_irq_len(0x1_0400, 32, 8, W8 | W32, read_priority, write_priority),
-    Region::per_irq_len(0x1_0c00, 8, 2, W32, read_config, write_config),
-    // IGRPMODR0 (RAZ/WI with DS=1), NSACR.
-    Region::reg(0x1_0d00, 4, W32, raz, wi),
-    Region::reg(0x1_0e00, 4, W32, raz, wi),
-    Region::reg(0x1_ffd0, 0x30, W32, read_id, wi),
+/// `RD_base` of a redistributor frame, sorted by offset.
+#[rustfmt::skip]
+pub(crate) static GICR_RD: &[Region] = &[
+    // No LPIs: EnableLPIs, RWP, UWP zero.
+    reg!(GICR_CTLR, 4, W32, raz, wi),
+    reg!(GICR_IIDR, 4, W32, read_iidr, wi),
+    reg!(GICR_TYPER, 8, W32 | W64, read_gicr_typer, wi),
+    reg!(GICR_STATUSR, 4, W32, raz, wi),
+    reg!(GICR_WAKER, 4, W32, read_waker, write_waker),
+    // No LPIs.
+    reg!(GICR_PROPBASER, 8, W32 | W64, raz, wi),
+    reg!(GICR_PENDBASER, 8, W32 | W64, raz, wi),
+    reg!(GICR_PIDR4, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR5, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR6, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR7, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR0, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR1, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR2, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR3, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR0, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR1, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR2, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR3, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
 ];
+
+/// `SGI_base` of a redistributor frame (offsets from `SGI_base`), sorted by offset.
+#[rustfmt::skip]
+pub(crate) static GICR_SGI: &[Region] = &[
+    per_irq!(GICR_IGROUPR0, 32, 1, W32, read_igroupr, write_igroupr),
+    per_irq!(GICR_ISENABLER0, 32, 1, W32, read_enable, write_isenabler),
+    per_irq!(GICR_ICENABLER0, 32, 1, W32, read_enable, write_icenabler),
+    per_irq!(GICR_ISPENDR0, 32, 1, W32, read_pending, write_ispendr),
+    per_irq!(GICR_ICPENDR0, 32, 1, W32, read_pending, write_icpendr),
+    per_irq!(GICR_ISACTIVER0, 32, 1, W32, read_active, write_isactiver),
+    per_irq!(GICR_ICACTIVER0, 32, 1, W32, read_active, write_icactiver),
+    per_irq!(GICR_IPRIORITYR, 32, 8, W8 | W32, read_ipriorityr, write_ipriorityr),
+    per_irq!(GICR_ICFGR0, 16, 2, W32, read_icfgr, write_icfgr),
+    // PPIs 16..31: the array continues from GICR_ICFGR0.
+    per_irq!(GICR_ICFGR1, 16, 2, W32, read_icfgr, write_icfgr).arg_from(GICR_ICFGR0),
+    // RAZ/WI with DS = 1.
+    reg!(GICR_IGRPMODR0, 4, W32, raz, wi),
+    reg!(GICR_NSACR, 4, W32, raz, wi),
+    // The ID registers again, as in RD_base.
+    reg!(GICR_PIDR4, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR5, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR6, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR7, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR0, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR1, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR2, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_PIDR3, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR0, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR1, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR2, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+    reg!(GICR_CIDR3, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
+];
+
+/// The table for an offset inside a redistributor frame, and the offset of that table's
+/// frame (`RD_base` or `SGI_base`).
+fn gicr_table(off: u64) -> (&'static [Region], u64) {
+    if off < GICR_SGI_BASE {
+        (GICR_RD, 0)
+    } else {
+        (GICR_SGI, GICR_SGI_BASE)
+    }
+}
 
 impl Vgic {
     fn gicr_ctx(&mut self, vcpu: usize, offset: u64) -> Result<(Ctx, u64), VgicError> {
@@ -216,7 +272,9 @@ impl Vgic {
         size_bytes: u8,
     ) -> Result<u64, VgicError> {
         let (ctx, off) = self.gicr_ctx(accessing_vcpu, offset)?;
-        table::read(GICR, self, &ctx, off, size_bytes).map_err(|e| rebase(e, offset - off))
+        let (table, base) = gicr_table(off);
+        table::read(table, self, &ctx, off - base, size_bytes)
+            .map_err(|e| rebase(e, offset - off + base))
     }
 
     /// Emulates a guest write in the redistributor region; see [`Vgic::gicr_read`].
@@ -228,7 +286,9 @@ impl Vgic {
         value: u64,
     ) -> Result<(), VgicError> {
         let (ctx, off) = self.gicr_ctx(accessing_vcpu, offset)?;
-        table::write(GICR, self, &ctx, off, size_bytes, value).map_err(|e| rebase(e, offset - off))
+        let (table, base) = gicr_table(off);
+        table::write(table, self, &ctx, off - base, size_bytes, value)
+            .map_err(|e| rebase(e, offset - off + base))
     }
 }
 
@@ -238,23 +298,24 @@ fn rebase(e: VgicError, base: u64) -> VgicError {
         VgicError::Reserved { offset } => VgicError::Reserved {
             offset: offset + base,
         },
-        VgicError::BadWidth { offset, size } => VgicError::BadWidth {
+        VgicError::BadWidth {
+            offset,
+            size,
+            register,
+        } => VgicError::BadWidth {
             offset: offset + base,
             size,
+            register,
         },
-        VgicError::Misaligned { offset, size } => VgicError::Misaligned {
+        VgicError::Misaligned {
+            offset,
+            size,
+            register,
+        } => VgicError::Misaligned {
             offset: offset + base,
             size,
+            register,
         },
         e => e,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn tables_sorted() {
-        assert!(super::table::well_formed(super::GICD_V3));
-        assert!(super::table::well_formed(super::GICR));
     }
 }
