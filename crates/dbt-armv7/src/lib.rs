@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod decode;
 pub mod exec;
 pub mod mmu;
+pub mod translate;
 
 pub use bus::{Bus, BusFault, FlatRam};
 pub use cpu::{Cpu, Exit, Mode};

@@ -1,0 +1,63 @@
+//! The code cache: an RWX mapping, with the AArch64 cache maintenance that makes new code
+//! visible to instruction fetch.
+
+use dbt_armv7::translate::host::{call_prologue, CodeMemory};
+use dbt_armv7::translate::GuestState;
+
+/// Where the code cache is mapped.
+const CODE_BASE: u64 = 0x7_0000_0000;
+
+/// The code cache memory.
+pub struct Code {
+    base: *mut u8,
+    len: usize,
+}
+
+impl Code {
+    /// Maps a code cache of `len` bytes.
+    pub fn new(len: usize) -> Option<Code> {
+        crate::sys::mmap_fixed(CODE_BASE, len as u64, true).then_some(Code {
+            base: CODE_BASE as *mut u8,
+            len,
+        })
+    }
+}
+
+impl CodeMemory for Code {
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping is ours, `len` bytes long, and lives as long as the program.
+        unsafe { core::slice::from_raw_parts_mut(self.base, self.len) }
+    }
+
+    fn sync(&mut self, start: usize, len: usize) {
+        let ctr: u64;
+        // SAFETY: CTR_EL0 is readable at EL0 under Linux.
+        unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr) };
+        let dline = 4usize << ((ctr >> 16) & 15);
+        let iline = 4usize << (ctr & 15);
+        let lo = self.base as usize + start;
+        let hi = lo + len;
+        let mut a = lo & !(dline - 1);
+        while a < hi {
+            // SAFETY: cleaning a line of our own mapping to the point of unification.
+            unsafe { core::arch::asm!("dc cvau, {}", in(reg) a) };
+            a += dline;
+        }
+        // SAFETY: barrier.
+        unsafe { core::arch::asm!("dsb ish") };
+        let mut a = lo & !(iline - 1);
+        while a < hi {
+            // SAFETY: invalidating instruction cache lines of our own mapping.
+            unsafe { core::arch::asm!("ic ivau, {}", in(reg) a) };
+            a += iline;
+        }
+        // SAFETY: barriers.
+        unsafe { core::arch::asm!("dsb ish", "isb") };
+    }
+
+    unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize) {
+        // SAFETY: the caller's contract (generated code, valid state), and `base` is the
+        // executable cache.
+        unsafe { call_prologue(self.base, prologue, state, entry) }
+    }
+}

@@ -1,0 +1,202 @@
+//! `dbt-a64-runner [--interp] guest.elf`: runs a static ARM Linux ELF32 (user mode, the
+//! `write` and `exit` system calls) through dbt-armv7's translator on an AArch64 Linux host
+//! (under `qemu-aarch64` in the tests). Guest memory is mapped at the guest's own addresses
+//! in the low 4 GiB, so translated loads and stores use guest addresses as they are. The
+//! guest's output goes to stdout; the engine's counters to stderr. Exit status: the
+//! guest's, or 2 for a guest exception, 3 for a spent budget, 4 for a bad ELF.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod code;
+mod heap;
+mod sys;
+
+use alloc::format;
+use alloc::vec::Vec;
+use dbt_armv7::translate::{A64Gen, Dbt};
+use dbt_armv7::{Bus, BusFault, Cpu, Exit};
+
+#[global_allocator]
+static HEAP: heap::Bump = heap::Bump::new();
+
+core::arch::global_asm!(
+    ".section .text._start, \"ax\"",
+    ".global _start",
+    "_start:",
+    "mov x0, sp",
+    "bl runner_main",
+    "b .",
+);
+
+/// Guest RAM: `[lo, hi)` mapped at the same host addresses.
+struct GuestMem {
+    lo: u64,
+    hi: u64,
+}
+
+impl GuestMem {
+    fn ok(&self, pa: u64, size: u8) -> bool {
+        pa >= self.lo && pa + size as u64 <= self.hi
+    }
+}
+
+impl Bus for GuestMem {
+    fn read(&mut self, pa: u64, size: u8) -> Result<u64, BusFault> {
+        if !self.ok(pa, size) {
+            return Err(BusFault);
+        }
+        let mut b = [0u8; 8];
+        // SAFETY: [pa, pa + size) is inside the guest mapping.
+        unsafe { core::ptr::copy_nonoverlapping(pa as *const u8, b.as_mut_ptr(), size as usize) };
+        Ok(u64::from_le_bytes(b))
+    }
+    fn write(&mut self, pa: u64, size: u8, value: u64) -> Result<(), BusFault> {
+        if !self.ok(pa, size) {
+            return Err(BusFault);
+        }
+        // SAFETY: [pa, pa + size) is inside the guest mapping.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                value.to_le_bytes().as_ptr(),
+                pa as *mut u8,
+                size as usize,
+            )
+        };
+        Ok(())
+    }
+    fn ram(&mut self, pa: u64) -> Option<&[u8]> {
+        if !self.ok(pa, 1) {
+            return None;
+        }
+        // SAFETY: the guest mapping from pa to its end.
+        Some(unsafe { core::slice::from_raw_parts(pa as *const u8, (self.hi - pa) as usize) })
+    }
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+
+/// Loads the PT_LOAD segments of an ELF32 at their addresses; returns (entry, guest memory).
+fn load(elf: &[u8]) -> Option<(u32, GuestMem)> {
+    if elf.len() < 52 || &elf[..4] != b"\x7fELF" || elf[4] != 1 {
+        return None;
+    }
+    let entry = u32_at(elf, 24);
+    let phoff = u32_at(elf, 28) as usize;
+    let phnum = u16::from_le_bytes([elf[44], elf[45]]) as usize;
+    let segs: Vec<(u32, u32, u32, u32)> = (0..phnum)
+        .map(|k| phoff + 32 * k)
+        .filter(|&p| u32_at(elf, p) == 1)
+        .map(|p| {
+            (
+                u32_at(elf, p + 4),
+                u32_at(elf, p + 8),
+                u32_at(elf, p + 16),
+                u32_at(elf, p + 20),
+            )
+        })
+        .collect();
+    let lo = segs.iter().map(|s| s.1).min()? as u64 & !0xfff;
+    let hi = (segs.iter().map(|s| s.1 as u64 + s.3 as u64).max()? + 0x1000 + 0xfff) & !0xfff;
+    if !sys::mmap_fixed(lo, hi - lo, false) {
+        return None;
+    }
+    for (off, va, filesz, _) in segs {
+        let src = elf.get(off as usize..(off + filesz) as usize)?;
+        // SAFETY: the destination is inside the mapping just made.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), va as u64 as *mut u8, src.len()) };
+    }
+    Some((entry, GuestMem { lo, hi }))
+}
+
+#[no_mangle]
+extern "C" fn runner_main(sp: *const u64) -> ! {
+    // SAFETY: the kernel's initial stack: argc, then argv pointers.
+    let args: Vec<*const u8> = unsafe {
+        let argc = *sp as usize;
+        (1..argc).map(|k| *sp.add(1 + k) as *const u8).collect()
+    };
+    let arg = |p: *const u8| -> &[u8] {
+        // SAFETY: argv strings are NUL-terminated.
+        unsafe { core::ffi::CStr::from_ptr(p as *const core::ffi::c_char).to_bytes() }
+    };
+    let interp_only = args.iter().any(|&a| arg(a) == b"--interp");
+    let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
+        sys::write(2, b"usage: dbt-a64-runner [--interp] guest.elf\n");
+        sys::exit(4);
+    };
+    let mut elf = Vec::new();
+    if !sys::read_file(path, &mut elf) {
+        sys::write(2, b"cannot read the guest ELF\n");
+        sys::exit(4);
+    }
+    let Some((entry, mut mem)) = load(&elf) else {
+        sys::write(2, b"bad guest ELF\n");
+        sys::exit(4);
+    };
+    let Some(mut code) = code::Code::new(16 << 20) else {
+        sys::write(2, b"cannot map the code cache\n");
+        sys::exit(4);
+    };
+    let mut cpu = Cpu::new_user(entry & 1 != 0);
+    cpu.set_pc(entry & !1);
+    cpu.set_exit_on_svc(true);
+    cpu.set_exit_on_exception(true);
+    let mut dbt = Dbt::new(A64Gen::new());
+    let mut left: u64 = 2_000_000_000;
+    let status = loop {
+        let before = cpu.icount;
+        let exit = if interp_only {
+            cpu.run(&mut mem, left)
+        } else {
+            dbt.run(&mut cpu, &mut mem, &mut code, left)
+        };
+        left = left.saturating_sub(cpu.icount - before);
+        match exit {
+            Exit::Svc(_) => match cpu.reg(7) {
+                4 => {
+                    let (p, n) = (cpu.reg(1) as u64, cpu.reg(2) as u64);
+                    if !mem.ok(p, 1) || !mem.ok(p + n, 0) {
+                        break 2;
+                    }
+                    // SAFETY: checked to be inside the guest mapping.
+                    sys::write(1, unsafe {
+                        core::slice::from_raw_parts(p as *const u8, n as usize)
+                    });
+                    cpu.set_reg(0, n as u32);
+                }
+                1 => break cpu.reg(0) as u64,
+                n => {
+                    sys::write(2, format!("unexpected syscall {n}\n").as_bytes());
+                    break 2;
+                }
+            },
+            Exit::Budget => break 3,
+            e => {
+                sys::write(2, format!("{e:?} at pc {:#x}\n", cpu.reg(15)).as_bytes());
+                break 2;
+            }
+        }
+    };
+    let s = dbt.stats();
+    sys::write(
+        2,
+        format!(
+            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {}\n",
+            cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks, s.guest_insns,
+            s.host_insns, s.entries, s.links, s.flushes
+        )
+        .as_bytes(),
+    );
+    sys::exit(status)
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    sys::write(2, format!("dbt-a64-runner panicked: {info}\n").as_bytes());
+    sys::exit(101)
+}

@@ -1,0 +1,110 @@
+//! A buffer of A64 instructions placed at a known offset of the code cache, with local
+//! labels and forward-branch fixups.
+
+use alloc::vec::Vec;
+
+use super::enc::{self, Cond};
+
+/// A local label: an index into [`Asm`]'s label table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Label(usize);
+
+#[derive(Clone, Copy)]
+enum Fix {
+    B,
+    BCond(Cond),
+    Tbnz(u8, u8),
+    Adr(u8),
+}
+
+/// An instruction buffer whose first word will live at byte offset `base` of the code
+/// cache, so that branches to other cache offsets (the epilogue, linked blocks) can be
+/// encoded directly.
+pub struct Asm {
+    /// Code cache offset of the first instruction.
+    pub base: usize,
+    /// The instructions.
+    pub words: Vec<u32>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, Label, Fix)>,
+}
+
+impl Asm {
+    /// An empty buffer that will be placed at cache offset `base` (4-aligned).
+    pub fn new(base: usize) -> Asm {
+        Asm {
+            base,
+            words: Vec::new(),
+            labels: Vec::new(),
+            fixups: Vec::new(),
+        }
+    }
+
+    /// Appends one instruction.
+    pub fn put(&mut self, w: u32) {
+        self.words.push(w);
+    }
+
+    /// Cache offset of the next instruction.
+    pub fn here(&self) -> usize {
+        self.base + 4 * self.words.len()
+    }
+
+    /// A new, unbound label.
+    pub fn label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() - 1)
+    }
+
+    /// Binds `l` to the next instruction.
+    pub fn bind(&mut self, l: Label) {
+        self.labels[l.0] = Some(self.words.len());
+    }
+
+    fn fix(&mut self, l: Label, f: Fix) {
+        self.fixups.push((self.words.len(), l, f));
+        self.words.push(enc::NOP);
+    }
+
+    /// `B l`.
+    pub fn b_to(&mut self, l: Label) {
+        self.fix(l, Fix::B);
+    }
+
+    /// `B.cond l`.
+    pub fn b_cond_to(&mut self, c: Cond, l: Label) {
+        self.fix(l, Fix::BCond(c));
+    }
+
+    /// `TBNZ Xt, #bit, l`.
+    pub fn tbnz_to(&mut self, rt: u8, bit: u8, l: Label) {
+        self.fix(l, Fix::Tbnz(rt, bit));
+    }
+
+    /// `ADR Xd, l`.
+    pub fn adr_to(&mut self, rd: u8, l: Label) {
+        self.fix(l, Fix::Adr(rd));
+    }
+
+    /// `B` to an absolute code cache offset.
+    pub fn b_abs(&mut self, target: usize) {
+        let off = target as i64 - self.here() as i64;
+        self.put(enc::b(off));
+    }
+
+    /// Resolves the fixups and returns the instructions as little-endian bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        for &(at, l, f) in &self.fixups {
+            let to = self.labels[l.0].expect("unbound label");
+            let off = (to as i64 - at as i64) * 4;
+            self.words[at] = match f {
+                Fix::B => enc::b(off),
+                Fix::BCond(c) => enc::b_cond(c, off),
+                Fix::Tbnz(rt, bit) => enc::tbnz(rt, bit, off),
+                Fix::Adr(rd) => enc::adr(rd, off),
+            };
+        }
+        self.fixups.clear();
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}

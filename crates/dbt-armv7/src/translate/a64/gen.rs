@@ -1,0 +1,220 @@
+//! [`A64Gen`]: the runtime (prologue/epilogue), block layout, exits and linking.
+
+use alloc::vec::Vec;
+
+use super::asm::{Asm, Label};
+use super::enc::{self, Ls};
+use super::lower::{self, Lowered};
+use super::{BUDGET, SP, STATE, T_ADDR, T_FLAGS, T_OP2};
+use crate::decode::{Insn, Op};
+use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
+use crate::translate::frontend::{End, GuestBlock};
+use crate::translate::state::{
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, OFF_BUDGET, OFF_EXIT, OFF_LINK_SITE, OFF_NZCV,
+};
+
+/// Callee-saved host registers the prologue saves (pairs), then x29/x30.
+const SAVED_PAIRS: [(u8, u8); 5] = [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)];
+/// Size of the prologue's stack frame.
+const FRAME: i32 = 96;
+
+/// The A64 code generator.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct A64Gen;
+
+impl A64Gen {
+    /// A generator.
+    pub fn new() -> A64Gen {
+        A64Gen
+    }
+}
+
+/// Loads a 32-bit constant into `Wd` with the fewest `MOVZ`/`MOVN`/`MOVK`.
+pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
+    let (lo, hi) = (v as u16, (v >> 16) as u16);
+    if hi == 0 {
+        a.put(enc::w_movz(rd, lo, 0));
+    } else if lo == 0 {
+        a.put(enc::w_movz(rd, hi, 1));
+    } else if hi == 0xffff {
+        a.put(enc::w_movn(rd, !lo, 0));
+    } else if lo == 0xffff {
+        a.put(enc::w_movn(rd, !hi, 1));
+    } else {
+        a.put(enc::w_movz(rd, lo, 0));
+        a.put(enc::w_movk(rd, hi, 1));
+    }
+}
+
+/// An exit stub to emit after the block body: its label, guest PC and link site.
+type Stub = (Label, u32, Option<usize>, u32);
+
+/// A linkable exit to guest `target`: leave when the budget cannot cover another block,
+/// else take the branch at `site` (to the stub until linked).
+fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u32) {
+    let s = a.label();
+    a.tbnz_to(BUDGET, 63, s);
+    let site = a.here();
+    a.b_to(s);
+    stubs.push((s, target, Some(site), EXIT_BRANCH));
+    exits.push(ExitSite {
+        site,
+        stub: 0,
+        target,
+    });
+}
+
+/// Counts down the budget by the `n` guest instructions executed since block entry.
+fn charge(a: &mut Asm, n: usize) {
+    if n > 0 {
+        a.put(enc::x_addsub_imm(
+            enc::AddSub::Sub,
+            BUDGET,
+            BUDGET,
+            n as u32,
+        ));
+    }
+}
+
+/// An exit stub: guest PC, link site and reason into the scratch registers, then the
+/// epilogue.
+fn stub(a: &mut Asm, rt: &Runtime, pc: u32, site: Option<usize>, reason: u32) {
+    mov32(a, T_ADDR, pc);
+    match site {
+        Some(s) => {
+            let off = s as i64 - a.here() as i64;
+            a.put(enc::adr(T_FLAGS, off));
+        }
+        None => a.put(enc::x_movn(T_FLAGS, 0, 0)), // NO_LINK
+    }
+    a.put(enc::w_movz(T_OP2, reason as u16, 0));
+    a.b_abs(rt.epilogue);
+}
+
+impl CodeGen for A64Gen {
+    fn supports(&self, insn: &Insn) -> bool {
+        lower::supported(insn)
+    }
+
+    fn runtime(&self) -> (Vec<u8>, Runtime) {
+        let mut a = Asm::new(0);
+        // enter(x0 = state, x1 = code): save the callee-saved registers, load the guest.
+        let prologue = a.here();
+        a.put(enc::x_stp_pre(29, 30, SP, -FRAME));
+        for (k, &(r1, r2)) in SAVED_PAIRS.iter().enumerate() {
+            a.put(enc::x_stp(r1, r2, SP, 16 * (k as i32 + 1)));
+        }
+        a.put(enc::x_mov(STATE, 0));
+        a.put(enc::x_mov(T_ADDR, 1));
+        a.put(enc::ls_uimm(Ls::Ldr, T_OP2, STATE, OFF_NZCV));
+        a.put(enc::msr_nzcv(T_OP2));
+        a.put(enc::ls_uimm(Ls::LdrX, BUDGET, STATE, OFF_BUDGET));
+        for n in (0..14u8).step_by(2) {
+            a.put(enc::w_ldp(n, n + 1, STATE, off_r(n) as i32));
+        }
+        a.put(enc::ls_uimm(Ls::Ldr, 14, STATE, off_r(14)));
+        a.put(enc::br(T_ADDR));
+        // Epilogue: w16 = next PC, x15 = link site, w17 = reason.
+        let epilogue = a.here();
+        a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_r(15)));
+        a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_EXIT));
+        a.put(enc::ls_uimm(Ls::StrX, T_FLAGS, STATE, OFF_LINK_SITE));
+        for n in (0..14u8).step_by(2) {
+            a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
+        }
+        a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
+        a.put(enc::mrs_nzcv(T_ADDR));
+        a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
+        a.put(enc::ls_uimm(Ls::StrX, BUDGET, STATE, OFF_BUDGET));
+        for (k, &(r1, r2)) in SAVED_PAIRS.iter().enumerate() {
+            a.put(enc::x_ldp(r1, r2, SP, 16 * (k as i32 + 1)));
+        }
+        a.put(enc::x_ldp_post(29, 30, SP, FRAME));
+        a.put(enc::RET);
+        (a.finish(), Runtime { prologue, epilogue })
+    }
+
+    fn translate(&self, block: &GuestBlock, at: usize, rt: &Runtime) -> HostBlock {
+        let mut a = Asm::new(at);
+        let mut exits = Vec::new();
+        let n = block.insns.len();
+        // Stubs are emitted after the body; remember what each needs.
+        let mut stubs: Vec<Stub> = Vec::new();
+        for (k, gi) in block.insns.iter().enumerate() {
+            let pc_read = gi.pc.wrapping_add(8);
+            let cond = gi.insn.cond;
+            match gi.insn.op {
+                Op::B { off } | Op::Bl { off } => {
+                    let target = pc_read.wrapping_add(off as u32);
+                    let is_bl = matches!(gi.insn.op, Op::Bl { .. });
+                    charge(&mut a, k + 1);
+                    if cond < 14 {
+                        let taken = a.label();
+                        a.b_cond_to(cond, taken);
+                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        a.bind(taken);
+                    }
+                    if is_bl {
+                        mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                    }
+                    link(&mut a, &mut stubs, &mut exits, target);
+                }
+                Op::Bx { rm } | Op::Blx { rm } => {
+                    charge(&mut a, k + 1);
+                    let skip = a.label();
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    a.put(enc::w_mov(T_ADDR, rm));
+                    if matches!(gi.insn.op, Op::Blx { .. }) {
+                        mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                    }
+                    a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
+                    a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
+                    a.b_abs(rt.epilogue);
+                    a.bind(skip);
+                    if cond < 14 {
+                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                    }
+                }
+                _ => {
+                    let skip = a.label();
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    let r = lower::lower(&mut a, &gi.insn, pc_read);
+                    debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
+                    a.bind(skip);
+                }
+            }
+        }
+        match block.end {
+            End::Branch => {}
+            End::Next(pc) => {
+                charge(&mut a, n);
+                link(&mut a, &mut stubs, &mut exits, pc);
+            }
+            End::Fallback(pc) => {
+                charge(&mut a, n);
+                stub(&mut a, rt, pc, None, EXIT_FALLBACK);
+            }
+        }
+        let mut e = 0;
+        for (l, pc, site, reason) in stubs {
+            a.bind(l);
+            if site.is_some() {
+                exits[e].stub = a.here();
+                e += 1;
+            }
+            stub(&mut a, rt, pc, site, reason);
+        }
+        HostBlock {
+            code: a.finish(),
+            exits,
+        }
+    }
+
+    fn branch(&self, site: usize, target: usize) -> [u8; 4] {
+        enc::b(target as i64 - site as i64).to_le_bytes()
+    }
+}

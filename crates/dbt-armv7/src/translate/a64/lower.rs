@@ -1,0 +1,380 @@
+//! Lowering of single guest instructions (not branches) to A64.
+//!
+//! Every lowering leaves guest state exactly as the instruction defines it, keeps the guest
+//! NZCV in the host flags, and writes a guest register only through `W` forms (so its top
+//! 32 bits stay zero). A memory access is one host load or store at the guest address
+//! computed in 32 bits (the address wraps as the guest's does); writeback follows the
+//! access.
+
+use super::asm::Asm;
+use super::enc::{self, AddSub, Logic, Ls, Sh};
+use super::gen::mov32;
+use super::{T_ADDR, T_CARRY, T_FLAGS, T_OP2, T_RES, ZR};
+use crate::decode::{DpOp, Insn, MemOff, Op, Operand2, RevOp, Shift, Size};
+
+/// Result of a lowering attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lowered {
+    /// Code emitted.
+    Done,
+    /// Not translated: the instruction runs in the interpreter.
+    Unsupported,
+}
+
+/// Whether [`lower`] (or the block layout, for branches) translates `i`.
+pub fn supported(i: &Insn) -> bool {
+    if i.thumb || i.unpredictable || i.is_undefined() {
+        return false;
+    }
+    let f = i.info();
+    if f.sensitive {
+        return false;
+    }
+    match i.op {
+        Op::B { .. } | Op::Bl { .. } => true,
+        Op::Bx { rm } | Op::Blx { rm } => rm != 15,
+        _ if f.control_flow => false,
+        _ => lower(&mut Asm::new(0), i, 0) == Lowered::Done,
+    }
+}
+
+/// Emits `i` (not a branch; its condition is handled by the caller). `pc_read` is the value
+/// the instruction reads as PC.
+pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
+    match i.op {
+        Op::Dp { op, s, rd, rn, op2 } if rd != 15 => dp(a, op, s, rd, rn, op2, pc_read),
+        Op::Movw { rd, imm } if rd != 15 => {
+            a.put(enc::w_movz(rd, imm, 0));
+            Lowered::Done
+        }
+        Op::Movt { rd, imm } if rd != 15 => {
+            a.put(enc::w_movk(rd, imm, 1));
+            Lowered::Done
+        }
+        Op::Mul {
+            s: false,
+            sub,
+            rd,
+            rn,
+            rm,
+            ra,
+        } if rd != 15 && rn != 15 && rm != 15 => {
+            a.put(enc::w_madd(sub, rd, rn, rm, if ra == 15 { ZR } else { ra }));
+            Lowered::Done
+        }
+        Op::Div { signed, rd, rn, rm } if rd != 15 && rn != 15 && rm != 15 => {
+            a.put(enc::w_div(signed, rd, rn, rm));
+            Lowered::Done
+        }
+        Op::Rev { op, rd, rm } if rd != 15 && rm != 15 => {
+            let u = match op {
+                RevOp::Rev => enc::Unary::Rev,
+                RevOp::Rev16 => enc::Unary::Rev16,
+                RevOp::Rbit => enc::Unary::Rbit,
+                RevOp::Clz => enc::Unary::Clz,
+                RevOp::Revsh => return Lowered::Unsupported,
+            };
+            a.put(enc::w_unary(u, rd, rm));
+            Lowered::Done
+        }
+        Op::Mem {
+            load,
+            size,
+            signed,
+            rt,
+            addr,
+            unpriv: false,
+        } => mem(a, load, size, signed, rt, addr, pc_read),
+        Op::Hint(crate::decode::Hint::Nop | crate::decode::Hint::Yield) => Lowered::Done,
+        Op::Barrier(crate::decode::Barrier::Dmb) => {
+            a.put(enc::DMB_ISH);
+            Lowered::Done
+        }
+        Op::Barrier(crate::decode::Barrier::Dsb) => {
+            a.put(enc::DSB_ISH);
+            Lowered::Done
+        }
+        _ => Lowered::Unsupported,
+    }
+}
+
+/// A guest register as a host register: r15 becomes `pc_read` in `scratch`.
+fn src(a: &mut Asm, r: u8, pc_read: u32, scratch: u8) -> u8 {
+    if r == 15 {
+        mov32(a, scratch, pc_read);
+        scratch
+    } else {
+        r
+    }
+}
+
+/// A shifted register operand that the A64 shifted-register forms take as is
+/// (`Ror` only for logical forms), or `None`.
+fn direct_shift(shift: Shift, amount: u8, logical: bool) -> Option<(Sh, u8)> {
+    match shift {
+        Shift::Lsl if amount < 32 => Some((Sh::Lsl, amount)),
+        Shift::Lsr if amount < 32 => Some((Sh::Lsr, amount)),
+        Shift::Asr if amount < 32 => Some((Sh::Asr, amount)),
+        Shift::Ror if logical && amount < 32 => Some((Sh::Ror, amount)),
+        _ => None,
+    }
+}
+
+/// Computes `rm <shift> #amount` into `dst` (any immediate shift, RRX included; reads C).
+fn shifted_into(a: &mut Asm, dst: u8, rm: u8, shift: Shift, amount: u8) {
+    match shift {
+        Shift::Lsl => a.put(enc::w_lsl_imm(dst, rm, amount & 31)),
+        Shift::Lsr if amount == 32 => a.put(enc::w_movz(dst, 0, 0)),
+        Shift::Lsr => a.put(enc::w_lsr_imm(dst, rm, amount)),
+        Shift::Asr => a.put(enc::w_asr_imm(dst, rm, amount.min(31))),
+        Shift::Ror => a.put(enc::w_extr(dst, rm, rm, amount & 31)),
+        Shift::Rrx => {
+            // (C << 31) | (rm >> 1): EXTR of (C:rm) by one.
+            a.put(enc::w_cset(dst, 2)); // CS
+            a.put(enc::w_extr(dst, dst, rm, 1));
+        }
+    }
+}
+
+/// The bit of `rm` the shifter carries out, or `None` when C is unchanged (`LSL #0`).
+fn shift_carry_bit(shift: Shift, amount: u8) -> Option<u8> {
+    match shift {
+        Shift::Lsl if amount == 0 => None,
+        Shift::Lsl => Some(32 - amount),
+        Shift::Lsr | Shift::Ror => Some(amount - 1),
+        Shift::Asr => Some(amount.min(32) - 1),
+        Shift::Rrx => Some(0),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dp(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32) -> Lowered {
+    if let Operand2::ShiftReg { .. } = op2 {
+        return Lowered::Unsupported;
+    }
+    if op.is_logical() {
+        logical(a, op, s, rd, rn, op2, pc)
+    } else {
+        arith(a, op, s, rd, rn, op2, pc)
+    }
+}
+
+/// Puts the second operand in one register (for forms without a shift), returning it.
+fn op2_reg(a: &mut Asm, op2: Operand2, pc: u32) -> u8 {
+    match op2 {
+        Operand2::Imm { value, .. } => {
+            mov32(a, T_OP2, value);
+            T_OP2
+        }
+        Operand2::ShiftImm { rm, shift, amount } => {
+            let rm = src(a, rm, pc, T_OP2);
+            if shift == Shift::Lsl && amount == 0 {
+                rm
+            } else {
+                shifted_into(a, T_OP2, rm, shift, amount);
+                T_OP2
+            }
+        }
+        Operand2::ShiftReg { .. } => unreachable!(),
+    }
+}
+
+fn arith(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32) -> Lowered {
+    let d = if op.is_test() { ZR } else { rd };
+    let n = src(a, rn, pc, T_ADDR);
+    match op {
+        DpOp::Add | DpOp::Sub | DpOp::Cmp | DpOp::Cmn => {
+            let sub = matches!(op, DpOp::Sub | DpOp::Cmp);
+            let f = match (sub, s) {
+                (false, false) => AddSub::Add,
+                (false, true) => AddSub::Adds,
+                (true, false) => AddSub::Sub,
+                (true, true) => AddSub::Subs,
+            };
+            match op2 {
+                Operand2::Imm { value, .. } if value < 4096 => {
+                    a.put(enc::w_addsub_imm(f, d, n, value, false))
+                }
+                Operand2::Imm { value, .. } if value & 0xfff == 0 && value < 1 << 24 => {
+                    a.put(enc::w_addsub_imm(f, d, n, value >> 12, true))
+                }
+                Operand2::ShiftImm { rm, shift, amount } if rm != 15 => {
+                    match direct_shift(shift, amount, false) {
+                        Some((sh, amt)) => a.put(enc::w_addsub_reg(f, d, n, rm, sh, amt)),
+                        None => {
+                            let m = op2_reg(a, op2, pc);
+                            a.put(enc::w_addsub_reg(f, d, n, m, Sh::Lsl, 0));
+                        }
+                    }
+                }
+                _ => {
+                    let m = op2_reg(a, op2, pc);
+                    a.put(enc::w_addsub_reg(f, d, n, m, Sh::Lsl, 0));
+                }
+            }
+        }
+        DpOp::Rsb => {
+            let m = op2_reg(a, op2, pc);
+            let f = if s { AddSub::Subs } else { AddSub::Sub };
+            a.put(enc::w_addsub_reg(f, d, m, n, Sh::Lsl, 0));
+        }
+        DpOp::Adc | DpOp::Sbc => {
+            let m = op2_reg(a, op2, pc);
+            a.put(enc::w_adc(op == DpOp::Sbc, s, d, n, m));
+        }
+        DpOp::Rsc => {
+            let m = op2_reg(a, op2, pc);
+            a.put(enc::w_adc(true, s, d, m, n));
+        }
+        _ => return Lowered::Unsupported,
+    }
+    Lowered::Done
+}
+
+fn logical(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32) -> Lowered {
+    // The A64 operation, and whether the operand is inverted (BIC/ORN/MVN with immediates).
+    let (f, n) = match op {
+        DpOp::And | DpOp::Tst => (Logic::And, Some(rn)),
+        DpOp::Eor | DpOp::Teq => (Logic::Eor, Some(rn)),
+        DpOp::Orr => (Logic::Orr, Some(rn)),
+        DpOp::Orn => (Logic::Orn, Some(rn)),
+        DpOp::Bic => (Logic::Bic, Some(rn)),
+        DpOp::Mov => (Logic::Orr, None),
+        DpOp::Mvn => (Logic::Orn, None),
+        _ => return Lowered::Unsupported,
+    };
+    let d = if op.is_test() { T_RES } else { rd };
+    if s {
+        // Keep V (and C, unless the shifter gives one): save the flags before anything.
+        a.put(enc::mrs_nzcv(T_FLAGS));
+    }
+    // The shifter carry-out, from the operand before the result may overwrite it.
+    let carry: Option<Result<bool, ()>> = match op2 {
+        Operand2::Imm { carry, .. } => carry.map(Ok),
+        Operand2::ShiftImm { rm, shift, amount } => match shift_carry_bit(shift, amount) {
+            Some(bit) if s => {
+                let m = src(a, rm, pc, T_CARRY);
+                a.put(enc::x_ubfx(T_CARRY, m, bit, 1));
+                Some(Err(()))
+            }
+            _ => None,
+        },
+        Operand2::ShiftReg { .. } => unreachable!(),
+    };
+    let n = n.map(|r| src(a, r, pc, T_ADDR)).unwrap_or(ZR);
+    match op2 {
+        Operand2::Imm { value, .. } => {
+            let (g, v) = match f {
+                Logic::Bic => (Logic::And, !value),
+                Logic::Orn => (Logic::Orr, !value),
+                g => (g, value),
+            };
+            if n == ZR && g == Logic::Orr {
+                mov32(a, d, v);
+            } else if let Some((immr, imms)) = enc::logic_imm32(v) {
+                a.put(enc::w_logic_imm(g, d, n, immr, imms));
+            } else {
+                mov32(a, T_OP2, value);
+                a.put(enc::w_logic_reg(f, d, n, T_OP2, Sh::Lsl, 0));
+            }
+        }
+        Operand2::ShiftImm { rm, shift, amount } => {
+            let m = src(a, rm, pc, T_OP2);
+            match direct_shift(shift, amount, true) {
+                Some((sh, amt)) => a.put(enc::w_logic_reg(f, d, n, m, sh, amt)),
+                None => {
+                    shifted_into(a, T_OP2, m, shift, amount);
+                    a.put(enc::w_logic_reg(f, d, n, T_OP2, Sh::Lsl, 0));
+                }
+            }
+        }
+        Operand2::ShiftReg { .. } => unreachable!(),
+    }
+    if s {
+        // N and Z from the result; C from the shifter (or kept); V kept.
+        a.put(enc::w_logic_reg(Logic::Ands, ZR, d, d, Sh::Lsl, 0));
+        a.put(enc::mrs_nzcv(T_ADDR));
+        a.put(enc::x_bfxil(T_ADDR, T_FLAGS, 0, 30));
+        match carry {
+            None => {}
+            Some(Ok(c)) => {
+                a.put(enc::w_movz(T_CARRY, c as u16, 0));
+                a.put(enc::x_bfi(T_ADDR, T_CARRY, 29, 1));
+            }
+            Some(Err(())) => a.put(enc::x_bfi(T_ADDR, T_CARRY, 29, 1)),
+        }
+        a.put(enc::msr_nzcv(T_ADDR));
+    }
+    Lowered::Done
+}
+
+/// `LDR/STR{B,H,SB,SH}` with immediate or (immediately) shifted register offsets.
+fn mem(
+    a: &mut Asm,
+    load: bool,
+    size: Size,
+    signed: bool,
+    rt: u8,
+    addr: crate::decode::Addr,
+    pc: u32,
+) -> Lowered {
+    let ls = match (load, size, signed) {
+        (false, Size::B, _) => Ls::Strb,
+        (false, Size::H, _) => Ls::Strh,
+        (false, Size::W, _) => Ls::Str,
+        (true, Size::B, false) => Ls::Ldrb,
+        (true, Size::B, true) => Ls::Ldrsb,
+        (true, Size::H, false) => Ls::Ldrh,
+        (true, Size::H, true) => Ls::Ldrsh,
+        (true, Size::W, _) => Ls::Ldr,
+        _ => return Lowered::Unsupported,
+    };
+    if load && rt == 15 || addr.wback && addr.rn == 15 {
+        return Lowered::Unsupported;
+    }
+    // The offset as an add/sub operand.
+    enum Off {
+        Imm(u32),
+        Reg(u8, Sh, u8),
+    }
+    let off = match addr.off {
+        MemOff::Imm(i) if i < 4096 => Off::Imm(i),
+        MemOff::Reg { rm, shift, amount } if rm != 15 => match direct_shift(shift, amount, false) {
+            Some((sh, amt)) => Off::Reg(rm, sh, amt),
+            None => return Lowered::Unsupported,
+        },
+        _ => return Lowered::Unsupported,
+    };
+    let f = if addr.add { AddSub::Add } else { AddSub::Sub };
+    let emit_off = |a: &mut Asm, d: u8, n: u8| match off {
+        Off::Imm(i) => a.put(enc::w_addsub_imm(f, d, n, i, false)),
+        Off::Reg(rm, sh, amt) => a.put(enc::w_addsub_reg(f, d, n, rm, sh, amt)),
+    };
+    let base = if addr.rn == 15 {
+        mov32(a, T_ADDR, pc & !3);
+        T_ADDR
+    } else {
+        addr.rn
+    };
+    let t = if !load && rt == 15 {
+        mov32(a, T_OP2, pc);
+        T_OP2
+    } else {
+        rt
+    };
+    let zero_off = matches!(off, Off::Imm(0));
+    if !addr.index {
+        // Post-indexed: access at the base, then write back base +- offset.
+        a.put(enc::ls_uimm(ls, t, base, 0));
+        emit_off(a, addr.rn, addr.rn);
+    } else if zero_off {
+        a.put(enc::ls_uimm(ls, t, base, 0));
+    } else {
+        emit_off(a, T_ADDR, base);
+        a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
+        if addr.wback {
+            a.put(enc::w_mov(addr.rn, T_ADDR));
+        }
+    }
+    Lowered::Done
+}

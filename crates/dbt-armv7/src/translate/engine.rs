@@ -1,0 +1,340 @@
+//! [`Dbt`]: the dispatcher. It looks blocks up in the metadata cache, translates missing
+//! ones into the code cache, enters translated code, links direct exits to their target
+//! blocks, and hands every instruction the back end does not translate to the interpreter.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use super::backend::{CodeGen, ExitSite, Runtime};
+use super::frontend::{self, Key};
+use super::host::CodeMemory;
+use super::state::{GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, MAX_BLOCK_INSNS, NO_LINK};
+use crate::bus::Bus;
+use crate::cpu::{psr, Cpu, Exit, Mode};
+
+/// `SCTLR.M`: MMU enabled.
+const SCTLR_M: u32 = 1 << 0;
+/// `SCTLR.A`: alignment checks on every access.
+const SCTLR_A: u32 = 1 << 1;
+/// Most blocks the metadata cache holds before it is flushed with the code cache.
+pub const MAX_BLOCKS: usize = 1 << 14;
+/// NZCV bits of the CPSR.
+const NZCV: u32 = 0xf000_0000;
+
+/// Counters of the engine's work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Blocks translated.
+    pub blocks: u64,
+    /// Guest instructions translated (static).
+    pub guest_insns: u64,
+    /// Host instructions emitted for them (static, stubs included).
+    pub host_insns: u64,
+    /// Guest instructions executed in translated code.
+    pub executed_translated: u64,
+    /// Guest instructions executed by the interpreter (fallback and untranslatable state).
+    pub executed_interpreted: u64,
+    /// Entries into the code cache from the dispatcher.
+    pub entries: u64,
+    /// Direct exits linked to their target block.
+    pub links: u64,
+    /// Links undone by invalidation.
+    pub unlinks: u64,
+    /// Code cache flushes (cache full).
+    pub flushes: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    key: Key,
+    /// Code cache offset, or `None` when the first instruction needs the interpreter.
+    at: Option<usize>,
+    guest_insns: u32,
+    guest: (u32, u32),
+    exits: Vec<ExitSite>,
+    /// Exits of other blocks linked to this one: (block, exit index).
+    incoming: Vec<(u32, u16)>,
+    live: bool,
+}
+
+/// The translator engine for one guest CPU, generic over the code generator.
+pub struct Dbt<G: CodeGen> {
+    gen: G,
+    rt: Option<(Runtime, usize)>,
+    blocks: Vec<Block>,
+    map: BTreeMap<Key, u32>,
+    by_addr: BTreeMap<usize, u32>,
+    used: usize,
+    state: GuestState,
+    stats: Stats,
+}
+
+impl<G: CodeGen> Dbt<G> {
+    /// An engine with an empty code cache.
+    pub fn new(gen: G) -> Dbt<G> {
+        Dbt {
+            gen,
+            rt: None,
+            blocks: Vec::new(),
+            map: BTreeMap::new(),
+            by_addr: BTreeMap::new(),
+            used: 0,
+            state: GuestState::default(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Whether translated code may run in this CPU state. Not yet translated: Thumb and IT
+    /// blocks, big-endian data, `SCTLR.A` alignment checking, and the MMU on.
+    fn translatable(cpu: &Cpu) -> bool {
+        !cpu.thumb()
+            && cpu.it == 0
+            && cpu.cpsr & psr::E == 0
+            && cpu.cp15.sctlr & (SCTLR_M | SCTLR_A) == 0
+            && (!cpu.irq_line || cpu.flag(psr::I))
+            && (!cpu.fiq_line || cpu.flag(psr::F))
+    }
+
+    fn key(cpu: &Cpu) -> Key {
+        Key {
+            pc: cpu.r[15],
+            thumb: cpu.thumb(),
+            privileged: cpu.mode != Mode::Usr,
+            asid: 0,
+        }
+    }
+
+    /// Runs at most `budget` guest instructions, translated where possible, and returns
+    /// as [`Cpu::run`] does. The guest state lives in `cpu` between calls.
+    pub fn run(
+        &mut self,
+        cpu: &mut Cpu,
+        bus: &mut dyn Bus,
+        mem: &mut dyn CodeMemory,
+        budget: u64,
+    ) -> Exit {
+        let (rt, _) = self.runtime(mem);
+        let mut left = budget;
+        let mut link_from: Option<(u32, u16)> = None;
+        loop {
+            if left == 0 {
+                return Exit::Budget;
+            }
+            if !Self::translatable(cpu) {
+                link_from = None;
+                if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                    return e;
+                }
+                continue;
+            }
+            let key = Self::key(cpu);
+            let id = match self.map.get(&key) {
+                Some(&id) => id,
+                None => {
+                    if self.blocks.len() >= MAX_BLOCKS {
+                        self.flush();
+                        link_from = None;
+                    }
+                    let (id, flushed) = self.translate(key, bus, mem);
+                    if flushed {
+                        link_from = None;
+                    }
+                    id
+                }
+            };
+            let b = &self.blocks[id as usize];
+            let Some(at) = b.at.filter(|_| b.guest_insns as u64 <= left) else {
+                link_from = None;
+                if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                    return e;
+                }
+                continue;
+            };
+            if let Some((from, e)) = link_from.take() {
+                self.link(mem, from, e, id);
+            }
+            // Enter the code cache.
+            self.state.r = cpu.r;
+            self.state.nzcv = cpu.cpsr & NZCV;
+            let start = left as i64 - MAX_BLOCK_INSNS as i64;
+            self.state.budget = start;
+            self.stats.entries += 1;
+            // SAFETY: the cache holds the runtime and blocks this engine generated with
+            // `self.gen` for the host that `mem` belongs to; `state` is ours.
+            unsafe { mem.enter(rt.prologue, &mut self.state, at) };
+            let done = (start - self.state.budget) as u64;
+            left -= done;
+            cpu.icount += done;
+            self.stats.executed_translated += done;
+            cpu.r[..15].copy_from_slice(&self.state.r[..15]);
+            cpu.cpsr = (cpu.cpsr & !NZCV) | (self.state.nzcv & NZCV);
+            let next = self.state.r[15];
+            match self.state.exit {
+                EXIT_BRANCH => {
+                    cpu.r[15] = next;
+                    if self.state.link_site != NO_LINK {
+                        // The stub put the branch's host address: make it a cache offset.
+                        let base = mem.bytes().as_ptr() as u64;
+                        let site = self.state.link_site.wrapping_sub(base) as usize;
+                        link_from = self.exit_at(site);
+                    }
+                }
+                EXIT_BX => {
+                    cpu.bx_write_pc(next);
+                    cpu.r[15] = cpu.next_pc;
+                }
+                EXIT_FALLBACK => {
+                    cpu.r[15] = next;
+                    if left > 0 {
+                        if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                            return e;
+                        }
+                    }
+                }
+                x => unreachable!("exit reason {x}"),
+            }
+        }
+    }
+
+    fn interpret(&mut self, cpu: &mut Cpu, bus: &mut dyn Bus, left: &mut u64) -> Option<Exit> {
+        *left -= 1;
+        self.stats.executed_interpreted += 1;
+        cpu.step(bus)
+    }
+
+    /// The runtime's offsets and end, placing it in the cache first if needed.
+    fn runtime(&mut self, mem: &mut dyn CodeMemory) -> (Runtime, usize) {
+        if let Some(r) = self.rt {
+            return r;
+        }
+        let (code, rt) = self.gen.runtime();
+        mem.bytes()[..code.len()].copy_from_slice(&code);
+        mem.sync(0, code.len());
+        let end = (code.len() + 63) & !63;
+        self.rt = Some((rt, end));
+        self.used = end;
+        (rt, end)
+    }
+
+    /// Translates the block at `key` and records it. Returns its id and whether the code
+    /// cache was flushed to make room.
+    fn translate(&mut self, key: Key, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> (u32, bool) {
+        let (rt, _) = self.runtime(mem);
+        let gb = frontend::discover(key, bus, &self.gen);
+        let mut block = Block {
+            key,
+            at: None,
+            guest_insns: gb.insns.len() as u32,
+            guest: (key.pc, gb.guest_end().max(key.pc.wrapping_add(1))),
+            exits: Vec::new(),
+            incoming: Vec::new(),
+            live: true,
+        };
+        let mut flushed = false;
+        if !gb.insns.is_empty() {
+            let cap = mem.bytes().len();
+            let mut hb = self.gen.translate(&gb, self.used, &rt);
+            if self.used + hb.code.len() > cap {
+                self.flush();
+                flushed = true;
+                hb = self.gen.translate(&gb, self.used, &rt);
+                assert!(self.used + hb.code.len() <= cap, "code cache too small");
+            }
+            let at = self.used;
+            mem.bytes()[at..at + hb.code.len()].copy_from_slice(&hb.code);
+            mem.sync(at, hb.code.len());
+            self.used = (at + hb.code.len() + 15) & !15;
+            self.stats.blocks += 1;
+            self.stats.guest_insns += gb.insns.len() as u64;
+            self.stats.host_insns += hb.code.len() as u64 / 4;
+            block.at = Some(at);
+            block.exits = hb.exits;
+        }
+        let id = self.blocks.len() as u32;
+        if let Some(at) = block.at {
+            self.by_addr.insert(at, id);
+        }
+        self.blocks.push(block);
+        self.map.insert(key, id);
+        (id, flushed)
+    }
+
+    /// The (block, exit) whose branch is at cache offset `site`.
+    fn exit_at(&self, site: usize) -> Option<(u32, u16)> {
+        let (_, &id) = self.by_addr.range(..=site).next_back()?;
+        let b = &self.blocks[id as usize];
+        let e = b.exits.iter().position(|e| e.site == site)?;
+        b.live.then_some((id, e as u16))
+    }
+
+    /// Patches exit `e` of block `from` to branch straight to block `to`.
+    fn link(&mut self, mem: &mut dyn CodeMemory, from: u32, e: u16, to: u32) {
+        let (Some(site), Some(target)) = (
+            self.blocks[from as usize]
+                .exits
+                .get(e as usize)
+                .map(|x| x.site),
+            self.blocks[to as usize].at,
+        ) else {
+            return;
+        };
+        if !self.blocks[from as usize].live || !self.blocks[to as usize].live {
+            return;
+        }
+        mem.bytes()[site..site + 4].copy_from_slice(&self.gen.branch(site, target));
+        mem.sync(site, 4);
+        self.blocks[to as usize].incoming.push((from, e));
+        self.stats.links += 1;
+    }
+
+    /// Drops every translation made from guest addresses in `[lo, hi)` (self-modifying
+    /// code, or the host rewrote guest code): their incoming links are undone, so no
+    /// other block can reach them, and the next execution translates them again.
+    pub fn invalidate(&mut self, mem: &mut dyn CodeMemory, lo: u32, hi: u32) {
+        let ids: Vec<u32> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.live && b.guest.0 < hi && lo < b.guest.1)
+            .map(|(i, _)| i as u32)
+            .collect();
+        for id in ids {
+            let incoming = core::mem::take(&mut self.blocks[id as usize].incoming);
+            for (from, e) in incoming {
+                let b = &self.blocks[from as usize];
+                if !b.live {
+                    continue;
+                }
+                let x = b.exits[e as usize];
+                mem.bytes()[x.site..x.site + 4].copy_from_slice(&self.gen.branch(x.site, x.stub));
+                mem.sync(x.site, 4);
+                self.stats.unlinks += 1;
+            }
+            let b = &mut self.blocks[id as usize];
+            b.live = false;
+            let key = b.key;
+            if let Some(at) = b.at {
+                self.by_addr.remove(&at);
+            }
+            if self.map.get(&key) == Some(&id) {
+                self.map.remove(&key);
+            }
+        }
+    }
+
+    /// Drops every translation (the code cache is reused from the start).
+    pub fn flush(&mut self) {
+        self.blocks.clear();
+        self.map.clear();
+        self.by_addr.clear();
+        if let Some((_, end)) = self.rt {
+            self.used = end;
+        }
+        self.stats.flushes += 1;
+    }
+}

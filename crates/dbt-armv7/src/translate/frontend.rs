@@ -1,0 +1,109 @@
+//! The translator's front end: finds the guest instructions of a block (fetch, decode,
+//! classify) and asks the back end which of them it translates. Independent of the host.
+
+use alloc::vec::Vec;
+
+use super::backend::CodeGen;
+use super::state::MAX_BLOCK_INSNS;
+use crate::bus::Bus;
+use crate::decode::{self, Insn};
+
+/// What a block is keyed by in the metadata cache: the same guest bytes mean different
+/// code in another instruction set, privilege or address space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// Guest virtual address of the first instruction.
+    pub pc: u32,
+    /// Thumb (T32) rather than A32.
+    pub thumb: bool,
+    /// PL1 rather than PL0.
+    pub privileged: bool,
+    /// Address space: the ASID with the MMU on, 0 with it off.
+    pub asid: u16,
+}
+
+/// One guest instruction of a block.
+#[derive(Clone, Copy, Debug)]
+pub struct GuestInsn {
+    /// Its address.
+    pub pc: u32,
+    /// Decoded.
+    pub insn: Insn,
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The last instruction is a control-flow instruction the back end translates.
+    Branch,
+    /// The instruction at this address needs the interpreter.
+    Fallback(u32),
+    /// The block reached its size limit or a page boundary and continues at this address.
+    Next(u32),
+}
+
+/// A block of guest code to translate.
+#[derive(Clone, Debug)]
+pub struct GuestBlock {
+    /// Its key.
+    pub key: Key,
+    /// The instructions, in order.
+    pub insns: Vec<GuestInsn>,
+    /// How it ends.
+    pub end: End,
+}
+
+impl GuestBlock {
+    /// One past the last guest byte the block was built from.
+    pub fn guest_end(&self) -> u32 {
+        match self.insns.last() {
+            Some(i) => i.pc.wrapping_add(i.insn.len as u32),
+            None => self.key.pc,
+        }
+    }
+}
+
+/// Reads the instructions of the block at `key.pc` from guest memory (`bus`, physical =
+/// virtual: the engine translates only with the MMU off or where the host maps guest
+/// virtual addresses). A block stops at the first control-flow instruction, before the
+/// first instruction the back end does not translate, at [`MAX_BLOCK_INSNS`], and at a
+/// 4 KiB page boundary (so that invalidating a page finds every block built from it).
+/// Instruction fetch faults end the block too: the interpreter raises them.
+pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
+    let mut insns = Vec::new();
+    let mut pc = key.pc;
+    let end = loop {
+        if insns.len() == MAX_BLOCK_INSNS || (pc & 0xfff == 0 && pc != key.pc) {
+            break End::Next(pc);
+        }
+        let Some(insn) = fetch_decode(bus, pc, key.thumb) else {
+            break End::Fallback(pc);
+        };
+        if !gen.supports(&insn) {
+            break End::Fallback(pc);
+        }
+        insns.push(GuestInsn { pc, insn });
+        if insn.info().control_flow {
+            break End::Branch;
+        }
+        pc = pc.wrapping_add(insn.len as u32);
+    };
+    GuestBlock { key, insns, end }
+}
+
+fn fetch_decode(bus: &mut dyn Bus, pc: u32, thumb: bool) -> Option<Insn> {
+    if thumb {
+        let hw1 = bus.read(pc as u64, 2).ok()? as u16;
+        if decode::t32_is_32bit(hw1) {
+            if (pc + 2) & 0xfff == 0 {
+                return None; // crosses a page: the interpreter fetches it
+            }
+            let hw2 = bus.read(pc as u64 + 2, 2).ok()? as u16;
+            Some(decode::t32::decode(hw1, hw2))
+        } else {
+            Some(decode::t16::decode(hw1))
+        }
+    } else {
+        Some(decode::decode_a32(bus.read(pc as u64, 4).ok()? as u32))
+    }
+}

@@ -1,0 +1,26 @@
+//! The dynamic binary translator (seed 004, STAR, across ISAs): guest A32 code is translated
+//! a block at a time into host code in a bounded code cache, found through a metadata
+//! cache keyed by guest PC, instruction set, privilege and address space, and run with the
+//! interpreter as the fallback for every instruction the back end does not translate.
+//!
+//! - [`frontend`]: block discovery (fetch, decode, classify), independent of the host.
+//! - [`backend`]: the [`CodeGen`] trait between the front end and a code generator.
+//! - [`a64`]: the AArch64 code generator.
+//! - [`engine`]: [`Dbt`], the dispatcher: metadata cache, code cache, block linking and
+//!   unlinking, invalidation, and the interpreter fallback.
+//! - [`state`]: the [`GuestState`] that translated code and the dispatcher share.
+//! - [`host`]: [`CodeMemory`], the executable memory the host provides.
+
+pub mod a64;
+pub mod backend;
+pub mod engine;
+pub mod frontend;
+pub mod host;
+pub mod state;
+
+pub use a64::A64Gen;
+pub use backend::CodeGen;
+pub use engine::{Dbt, Stats};
+pub use frontend::Key;
+pub use host::CodeMemory;
+pub use state::GuestState;

@@ -1,0 +1,60 @@
+//! The block of guest state that translated code and the dispatcher share.
+
+/// Guest state as translated code sees it between blocks. Translated code keeps r0-r14
+/// and NZCV in host registers while it runs and stores them here when it leaves the code
+/// cache; the dispatcher copies them to and from the [`Cpu`](crate::Cpu).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GuestState {
+    /// r0-r15; on exit, r15 is the guest PC to continue at.
+    pub r: [u32; 16],
+    /// NZCV in bits 31:28 (the same place in the CPSR and in A64's NZCV).
+    pub nzcv: u32,
+    /// Padding (keeps the 64-bit fields aligned).
+    pub pad: u32,
+    /// Instructions left before the code must return, minus [`MAX_BLOCK_INSNS`]: chained
+    /// blocks continue only while it is not negative. An asynchronous event is requested by
+    /// making it negative (in the interrupted context's register, see the crate README).
+    pub budget: i64,
+    /// Host address of the branch that may be linked to the next block, or
+    /// [`NO_LINK`].
+    pub link_site: u64,
+    /// Why the code returned: one of the `EXIT_*` constants.
+    pub exit: u32,
+    /// Padding.
+    pub pad2: u32,
+}
+
+/// The most guest instructions one block holds.
+pub const MAX_BLOCK_INSNS: usize = 64;
+
+/// `link_site` when the exit is not a linkable direct branch.
+pub const NO_LINK: u64 = u64::MAX;
+
+/// A direct branch or fall-through to `r[15]` (same instruction set).
+pub const EXIT_BRANCH: u32 = 0;
+/// The instruction at `r[15]` needs the interpreter.
+pub const EXIT_FALLBACK: u32 = 1;
+/// An interworking branch (`BX`/`BLX` register): `r[15]` holds the target with the
+/// instruction-set bit.
+pub const EXIT_BX: u32 = 2;
+
+/// Byte offset of `r[n]` in [`GuestState`].
+pub const fn off_r(n: u8) -> u32 {
+    4 * n as u32
+}
+/// Byte offset of [`GuestState::nzcv`].
+pub const OFF_NZCV: u32 = 64;
+/// Byte offset of [`GuestState::budget`].
+pub const OFF_BUDGET: u32 = 72;
+/// Byte offset of [`GuestState::link_site`].
+pub const OFF_LINK_SITE: u32 = 80;
+/// Byte offset of [`GuestState::exit`].
+pub const OFF_EXIT: u32 = 88;
+
+const _: () = {
+    assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
+    assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);
+    assert!(core::mem::offset_of!(GuestState, link_site) == OFF_LINK_SITE as usize);
+    assert!(core::mem::offset_of!(GuestState, exit) == OFF_EXIT as usize);
+};

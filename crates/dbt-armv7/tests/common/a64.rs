@@ -1,0 +1,70 @@
+//! The A64 side of the translator tests: builds `a64-runner` (a static no_std AArch64
+//! Linux program that runs an ARM ELF32 through the translator) for `aarch64-unknown-none`
+//! into `target/dbt-a64-runner`, and runs it under `qemu-aarch64` (Debian `qemu-user`).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Path of the runner, built once per test process.
+pub fn runner() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let tdir = dir.join("../../target/dbt-a64-runner");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let st = Command::new(cargo)
+                .args([
+                    "build",
+                    "-q",
+                    "--release",
+                    "--target",
+                    "aarch64-unknown-none",
+                ])
+                .arg("--manifest-path")
+                .arg(dir.join("a64-runner/Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&tdir)
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .status()
+                .expect("cargo build a64-runner");
+            assert!(st.success(), "building a64-runner failed");
+            tdir.join("aarch64-unknown-none/release/dbt-a64-runner")
+        })
+        .clone()
+}
+
+/// Path of `qemu-aarch64`, or a panic telling how to install it.
+pub fn qemu_aarch64() -> PathBuf {
+    let p = PathBuf::from("/usr/bin/qemu-aarch64");
+    assert!(
+        p.exists(),
+        "qemu-aarch64 not found: install Debian's user-mode emulator with `apt-get install -y qemu-user`"
+    );
+    p
+}
+
+/// The runner's counters line (`dbt: name value ...`) as pairs.
+pub fn stats(stderr: &[u8]) -> Vec<(String, u64)> {
+    let s = String::from_utf8_lossy(stderr);
+    let Some(line) = s.lines().find(|l| l.starts_with("dbt: ")) else {
+        return Vec::new();
+    };
+    let w: Vec<&str> = line[5..].split_whitespace().collect();
+    w.chunks(2)
+        .filter_map(|c| Some((c[0].to_string(), c.get(1)?.parse().ok()?)))
+        .collect()
+}
+
+/// Runs the ELF32 at `elf` through the translator (or with `--interp`, the interpreter
+/// alone) under `qemu-aarch64`, killed after 120 s.
+pub fn run(elf: &std::path::Path, interp_only: bool) -> std::process::Output {
+    let mut c = Command::new("timeout");
+    c.arg("120").arg(qemu_aarch64()).arg(runner());
+    if interp_only {
+        c.arg("--interp");
+    }
+    c.arg(elf).output().expect("running qemu-aarch64")
+}

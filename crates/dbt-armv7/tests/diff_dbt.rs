@@ -1,0 +1,422 @@
+//! Three-way differential test of the translator: random A32 sequences run under
+//! `qemu-arm` (the reference), in the interpreter, and through the translator (A64 code
+//! run by `a64-runner` under `qemu-aarch64`), and must leave the same registers, flags and
+//! memory.
+//!
+//! The generator builds each instruction from an encoding family with random fields
+//! (condition, opcode, S bit, registers, immediates, shifts, addressing mode). It never
+//! asks the decoder, the interpreter or the translator which sequences to keep: fields
+//! are constrained by construction only (destinations avoid r10, r11, r13 and the PC;
+//! memory goes through the scratch base r11 and index r10; forward branches stay inside
+//! the sequence). A sequence that any of the three runs rejects (an exception, a signal,
+//! missing output) is counted with its reason and removed from its batch; the test fails
+//! if more than 5 % are rejected, or on any mismatch. The seed is printed; a failure gives
+//! the case's encodings and registers, and `DBT_DIFF_SEED` reproduces it.
+//!
+//! `DBT_DBT_CASES` sets the number of sequences (default 10 000; `--full` runs of xtask
+//! use 10^6).
+
+mod common;
+
+use common::harness::{build, normalise, random_regs, scratch, Case, BASE, REC};
+use common::{a32, qemu_arm, run_user_partial, Rng};
+use std::fmt::Write as _;
+
+/// Sequences per process (the harness holds at most ~1000 cases per image).
+const BATCH: usize = 500;
+/// The base (r11) and index (r10) registers of memory instructions.
+const BASE_REG: u32 = 11;
+const IDX_REG: u32 = 10;
+
+/// A destination register: any but r10, r11 (addressing), r13 (the harness's stack) and
+/// the PC.
+fn dest(rng: &mut Rng) -> u32 {
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 14][rng.below(12) as usize]
+}
+
+/// A source register (any but the PC).
+fn source(rng: &mut Rng) -> u32 {
+    rng.below(15)
+}
+
+/// The transfer register: a destination for loads; for stores any register but the PC,
+/// and not the base when it is written back (UNPREDICTABLE).
+fn store_rt(rng: &mut Rng, load: bool, wback: bool) -> u32 {
+    if load {
+        dest(rng)
+    } else if wback {
+        loop {
+            let r = rng.below(15);
+            if r != BASE_REG {
+                return r;
+            }
+        }
+    } else {
+        rng.below(15)
+    }
+}
+
+fn cond(rng: &mut Rng) -> u32 {
+    if rng.below(4) == 0 {
+        rng.below(14)
+    } else {
+        14
+    }
+}
+
+/// One A32 instruction of a random family, `left` instructions before the sequence end.
+fn insn(rng: &mut Rng, left: u32) -> u32 {
+    let c = cond(rng) << 28;
+    match rng.below(16) {
+        // Data processing, immediate.
+        0..=3 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 { 0 } else { source(rng) };
+            c | 1 << 25 | op << 21 | s << 20 | rn << 16 | rd << 12 | rng.below(4096)
+        }
+        // Data processing, register shifted by an immediate.
+        4..=7 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 { 0 } else { source(rng) };
+            let rm = source(rng);
+            c | op << 21
+                | s << 20
+                | rn << 16
+                | rd << 12
+                | rng.below(32) << 7
+                | rng.below(4) << 5
+                | rm
+        }
+        // Data processing, register shifted by a register (no PC operands).
+        8 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 {
+                0
+            } else {
+                rng.below(15)
+            };
+            let rs = rng.below(15);
+            c | op << 21
+                | s << 20
+                | rn << 16
+                | rd << 12
+                | rs << 8
+                | rng.below(4) << 5
+                | 1 << 4
+                | rng.below(15)
+        }
+        // MOVW / MOVT.
+        9 => {
+            let imm = rng.below(0x10000);
+            let op = if rng.below(2) == 0 {
+                0x0300_0000
+            } else {
+                0x0340_0000
+            };
+            c | op | (imm >> 12) << 16 | dest(rng) << 12 | (imm & 0xfff)
+        }
+        // Multiplies, divides, bit operations.
+        10 => {
+            let (rd, rn, rm, ra) = (dest(rng), rng.below(15), rng.below(15), rng.below(15));
+            match rng.below(8) {
+                0 => c | rng.below(2) << 20 | rd << 16 | rm << 8 | 0x90 | rn, // MUL{S}
+                1 => c | 1 << 21 | rng.below(2) << 20 | rd << 16 | ra << 12 | rm << 8 | 0x90 | rn, // MLA{S}
+                2 => c | 0x0060_0090 | rd << 16 | ra << 12 | rm << 8 | rn, // MLS
+                3 => c | 0x0710_f010 | rng.below(2) << 21 | rd << 16 | rm << 8 | rn, // SDIV/UDIV
+                4 => c | 0x016f_0f10 | rd << 12 | rm,                      // CLZ
+                5 => c | 0x06bf_0f30 | rd << 12 | rm,                      // REV
+                6 => c | 0x06bf_0fb0 | rd << 12 | rm,                      // REV16
+                _ => c | 0x06ff_0f30 | rd << 12 | rm,                      // RBIT
+            }
+        }
+        // LDR/STR/LDRB/STRB, immediate or register offset, every addressing mode.
+        11..=12 => {
+            let load = rng.below(2);
+            let byte = rng.below(2);
+            let u = rng.below(2);
+            let (p, w) = match rng.below(3) {
+                0 => (1, 0),
+                1 => (1, 1),
+                _ => (0, 0),
+            };
+            let rt = store_rt(rng, load == 1, p == 0 || w == 1);
+            let small = p == 0 || w == 1;
+            let reg = rng.below(3) == 0;
+            let off = if reg {
+                1 << 25 | rng.below(5) << 7 | IDX_REG
+            } else if small {
+                rng.below(65)
+            } else {
+                rng.below(4096)
+            };
+            c | 1 << 26
+                | p << 24
+                | u << 23
+                | byte << 22
+                | w << 21
+                | load << 20
+                | BASE_REG << 16
+                | rt << 12
+                | off
+        }
+        // LDRH/STRH/LDRSB/LDRSH, immediate or register offset.
+        13 => {
+            let (load, sh) = match rng.below(4) {
+                0 => (0, 0b01),
+                1 => (1, 0b01),
+                2 => (1, 0b10),
+                _ => (1, 0b11),
+            };
+            let (p, w) = match rng.below(3) {
+                0 => (1, 0),
+                1 => (1, 1),
+                _ => (0, 0),
+            };
+            let rt = store_rt(rng, load == 1, p == 0 || w == 1);
+            let u = rng.below(2);
+            let imm_form = rng.below(2);
+            let (hi, lo) = if imm_form == 1 {
+                let v = if p == 0 || w == 1 {
+                    rng.below(65)
+                } else {
+                    rng.below(256)
+                };
+                (v >> 4, v & 15)
+            } else {
+                (0, IDX_REG)
+            };
+            c | p << 24
+                | u << 23
+                | imm_form << 22
+                | w << 21
+                | load << 20
+                | BASE_REG << 16
+                | rt << 12
+                | hi << 8
+                | 1 << 7
+                | sh << 5
+                | 1 << 4
+                | lo
+        }
+        // A forward branch inside the sequence (possibly to its end).
+        14 if left > 0 => {
+            let skip = rng.below(left.min(3) + 1); // 0..=min(left,3) instructions skipped
+            c | 0x0a00_0000 | (skip.wrapping_sub(1) & 0xff_ffff)
+        }
+        _ => c | 0x0320_f000, // NOP
+    }
+}
+
+fn sequence(rng: &mut Rng) -> Case {
+    let n = 1 + rng.below(8);
+    let code = (0..n).map(|k| insn(rng, n - 1 - k)).collect();
+    let mut regs = random_regs(rng, false);
+    regs[15] = rng.u32() & 0xf000_0000;
+    Case::new(false, code, regs)
+}
+
+struct Rejects {
+    count: usize,
+    reasons: Vec<String>,
+}
+
+impl Rejects {
+    fn add(&mut self, why: String) {
+        self.count += 1;
+        if self.reasons.len() < 20 {
+            self.reasons.push(why);
+        }
+    }
+}
+
+/// Records of one run, or the index of the first case it did not complete and why.
+fn records(out: &[u8], n: usize, err: Option<String>) -> Result<Vec<Vec<u8>>, (usize, String)> {
+    let done = out.len() / REC;
+    if done < n {
+        return Err((done, err.unwrap_or_else(|| "stopped".into())));
+    }
+    Ok((0..n)
+        .map(|k| {
+            let mut r = out[k * REC..(k + 1) * REC].to_vec();
+            normalise(&mut r);
+            r
+        })
+        .collect())
+}
+
+fn diff(c: &Case, names: [&str; 3], recs: [&[u8]; 3]) -> String {
+    let w = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+    let mut s = format!("{}\n", c.line());
+    let regs = [
+        "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr",
+        "cpsr",
+    ];
+    for (i, n) in regs.iter().enumerate() {
+        let v: Vec<u32> = recs.iter().map(|r| w(r, i)).collect();
+        if v[0] != v[1] || v[0] != v[2] {
+            writeln!(
+                s,
+                "  {n}: {} {:#010x} {} {:#010x} {} {:#010x}",
+                names[0], v[0], names[1], v[1], names[2], v[2]
+            )
+            .unwrap();
+        }
+    }
+    if let Some(k) = (60..REC).find(|&k| recs[0][k] != recs[1][k] || recs[0][k] != recs[2][k]) {
+        writeln!(s, "  scratch differs first at +{:#x}", k - 60).unwrap();
+    }
+    s
+}
+
+/// Runs one batch three ways, removing rejected cases; returns mismatches and the
+/// runner's counters.
+fn run_batch3(
+    mut cases: Vec<Case>,
+    src: &[u8],
+    tag: &str,
+    rejects: &mut Rejects,
+) -> (Vec<String>, Vec<(String, u64)>) {
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-dbt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{tag}.elf"));
+    loop {
+        if cases.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let img = build(&cases, src);
+        std::fs::write(&path, &img.bytes).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let n = cases.len();
+        // qemu-arm and the translator run as child processes while the interpreter runs here.
+        let qchild = std::process::Command::new("timeout")
+            .arg("120")
+            .arg(qemu_arm())
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("qemu-arm");
+        let tpath = path.clone();
+        let tchild = std::thread::spawn(move || common::a64::run(&tpath, false));
+        let (o, e) = match run_user_partial(BASE, &img.bytes, img.entry, 500_000_000, None) {
+            Ok(o) => (o, None),
+            Err((e, o)) => (o, Some(format!("interpreter: {e}"))),
+        };
+        let interp = records(&o, n, e);
+        let q = qchild.wait_with_output().expect("qemu-arm");
+        let qerr = (!q.status.success()).then(|| format!("qemu-arm: {:?}", q.status));
+        let qemu = records(&q.stdout, n, qerr);
+        let t = tchild.join().unwrap();
+        let terr = (!t.status.success()).then(|| {
+            format!(
+                "translator: {:?} {}",
+                t.status,
+                String::from_utf8_lossy(&t.stderr).trim()
+            )
+        });
+        let dbt = records(&t.stdout, n, terr);
+        // The earliest case any of them did not complete is rejected; run the rest again.
+        let first_bad = [&qemu, &interp, &dbt]
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .min_by_key(|(k, _)| *k)
+            .cloned();
+        if let Some((k, why)) = first_bad {
+            let k = k.min(n - 1);
+            rejects.add(format!("{why}\n    {}", cases[k].line()));
+            cases.remove(k);
+            continue;
+        }
+        let (qemu, interp, dbt) = (qemu.unwrap(), interp.unwrap(), dbt.unwrap());
+        let mut fails = Vec::new();
+        for (k, c) in cases.iter().enumerate() {
+            if qemu[k] != interp[k] || qemu[k] != dbt[k] {
+                fails.push(format!(
+                    "{tag} case {k}: {}",
+                    diff(
+                        c,
+                        ["qemu", "interp", "dbt"],
+                        [&qemu[k], &interp[k], &dbt[k]]
+                    )
+                ));
+            }
+        }
+        if std::env::var("DBT_DIFF_KEEP").is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        return (fails, common::a64::stats(&t.stderr));
+    }
+}
+
+#[test]
+fn translator_matches_interpreter_and_qemu() {
+    let _ = qemu_arm();
+    let _ = common::a64::qemu_aarch64();
+    let seed: u64 = std::env::var("DBT_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_0db7);
+    let count: usize = std::env::var("DBT_DBT_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
+    println!("translator differential: seed {seed:#x} (DBT_DIFF_SEED), {count} sequences");
+    let mut rng = Rng(seed | 1);
+    let src = scratch(&mut rng);
+    let cases: Vec<Case> = (0..count).map(|_| sequence(&mut rng)).collect();
+    let insns: usize = cases.iter().map(|c| c.code.len()).sum();
+    let mut rejects = Rejects {
+        count: 0,
+        reasons: Vec::new(),
+    };
+    let mut fails = Vec::new();
+    let mut totals: std::collections::BTreeMap<String, u64> = Default::default();
+    for (b, chunk) in cases.chunks(BATCH).enumerate() {
+        let (f, st) = run_batch3(chunk.to_vec(), &src, &format!("batch{b}"), &mut rejects);
+        fails.extend(f);
+        for (k, v) in st {
+            *totals.entry(k).or_default() += v;
+        }
+    }
+    let t = |k: &str| totals.get(k).copied().unwrap_or(0);
+    println!(
+        "translator differential: {count} sequences ({insns} A32 instructions), {} rejected, {} mismatches",
+        rejects.count,
+        fails.len()
+    );
+    println!(
+        "translator: {} blocks, {} guest -> {} host instructions ({:.2} per guest instruction, stubs included); executed {} translated, {} interpreted; {} links",
+        t("blocks"),
+        t("guest_insns"),
+        t("host_insns"),
+        t("host_insns") as f64 / t("guest_insns").max(1) as f64,
+        t("translated"),
+        t("interpreted"),
+        t("links")
+    );
+    for r in &rejects.reasons {
+        println!("rejected: {r}");
+    }
+    if !fails.is_empty() {
+        for f in fails.iter().take(15) {
+            eprintln!("{f}");
+        }
+        panic!("{} mismatches (seed {seed:#x})", fails.len());
+    }
+    assert!(
+        rejects.count * 20 <= count,
+        "{} of {count} sequences rejected (more than 5 %)",
+        rejects.count
+    );
+    let _ = a32::SVC0;
+}
