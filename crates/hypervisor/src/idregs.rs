@@ -21,6 +21,14 @@ pub struct IdReg {
     pub op2: u8,
 }
 
+impl IdReg {
+    /// The ID register an `MRS`/`MSR` encoding names: `op0=3, op1=0, CRn=0, CRm=1..=7`, the
+    /// space `HCR_EL2.TID3` traps; `None` for any other encoding.
+    pub fn from_encoding(op0: u8, op1: u8, crn: u8, crm: u8, op2: u8) -> Option<IdReg> {
+        (op0 == 3 && op1 == 0 && crn == 0 && (1..=7).contains(&crm)).then_some(IdReg { crm, op2 })
+    }
+}
+
 /// `ID_AA64PFR0_EL1`.
 pub const ID_AA64PFR0: IdReg = IdReg { crm: 4, op2: 0 };
 /// `ID_AA64PFR1_EL1`.

@@ -1,19 +1,23 @@
 //! The bootable hypervisor. The host-testable parts (boot arguments, platform discovery
 //! from the device tree, guest loading, ID-register policy, device models, guest
-//! device-tree generation) are plain modules; `arch` holds the AArch64-only boot, MMU,
-//! console and run-loop code. The binary `main.rs` only links this library.
+//! device-tree generation, the exit handlers and their counters) are plain modules; `arch`
+//! holds the AArch64-only boot, MMU, console, scheduler and run-loop code, and implements
+//! what the exit handlers need from the hardware. The binary `main.rs` only links this
+//! library.
 #![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
 pub mod bootargs;
 pub mod devices;
+pub mod exits;
 pub mod guest_fdt;
 pub mod idregs;
 pub mod layout;
 pub mod loader;
 pub mod memmap;
 pub mod platform;
+pub mod stats;
 
 #[cfg(target_arch = "aarch64")]
 pub mod arch;

@@ -1,4 +1,5 @@
-//! Per-physical-CPU data, reached through `TPIDR_EL2`.
+//! Per-physical-CPU data, reached through `TPIDR_EL2`: the bottom layer of the run-time
+//! modules (see the crate README's layer list).
 
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -6,6 +7,15 @@ use el2_core::{read_sysreg, write_sysreg};
 
 /// Largest number of physical CPUs the hypervisor drives.
 pub const MAX_CPUS: usize = 128;
+
+/// What per-CPU GIC setup found out about a CPU (`gic::init_cpu`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuGic {
+    /// GICv2 CPU-interface number (SGI target); 0 on GICv3.
+    pub cpu_if: u8,
+    /// GICv3 redistributor frame of this CPU; 0 on GICv2.
+    pub redist_frame: u64,
+}
 
 /// Data owned by one physical CPU.
 pub struct PerCpu {
@@ -15,7 +25,7 @@ pub struct PerCpu {
     pub mpidr: u64,
     /// What GIC setup found for this CPU (GICv2 interface number, GICv3 frame); set once
     /// by the CPU itself in [`set_current`], read through [`PerCpu::gic`].
-    gic: spin::Once<super::gic::CpuGic>,
+    gic: spin::Once<CpuGic>,
     /// The CPU has finished bring-up and runs its scheduler loop.
     pub online: AtomicBool,
     /// Deadline of this CPU's current time slice (counter ticks), 0 if none.
@@ -25,7 +35,7 @@ pub struct PerCpu {
     /// FP/SIMD (softfloat target), so only another vCPU's FP restore changes them.
     pub fp_owner: AtomicUsize,
     /// This CPU's list-register backend (only this CPU uses it).
-    pub lrs: spin::Mutex<Option<super::vgic_glue::HostLrs>>,
+    pub lrs: spin::Mutex<Option<super::lrs::HostLrs>>,
 }
 
 /// Every CPU's `PerCpu`, indexed by linear index (set before the CPU starts).
@@ -59,11 +69,11 @@ pub fn all() -> &'static [&'static PerCpu] {
 }
 
 /// Makes `TPIDR_EL2` point at CPU `index`'s data; records what its GIC setup found.
-pub fn set_current(index: usize, gic: super::gic::CpuGic) {
+pub fn set_current(index: usize, gic: CpuGic) {
     if let Some(cpu) = all().get(index) {
         cpu.gic.call_once(|| gic);
         write_sysreg!("tpidr_el2", *cpu as *const PerCpu as u64);
-        *cpu.lrs.lock() = super::vgic_glue::init_cpu();
+        *cpu.lrs.lock() = super::lrs::init_cpu();
     }
 }
 
@@ -78,7 +88,7 @@ pub fn forget_fp_state() {
 impl PerCpu {
     /// What GIC setup found for this CPU (default values before the CPU set it up; other
     /// CPUs only look at online CPUs, which have).
-    pub fn gic(&self) -> super::gic::CpuGic {
+    pub fn gic(&self) -> CpuGic {
         self.gic.get().copied().unwrap_or_default()
     }
 }

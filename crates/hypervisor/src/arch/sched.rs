@@ -4,14 +4,18 @@
 //! with a fixed time slice enforced by the EL2 physical timer. A vCPU in WFI is not
 //! runnable until something kicks it (PSCI `CPU_ON`, an interrupt for it, a timer).
 //! Cross-CPU kicks are physical SGIs.
+//!
+//! Above the VMs and below the run loop: the loop each physical CPU runs (`cpu_loop.rs`)
+//! picks a vCPU here and runs it with `run.rs`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 
-use super::run::{run_vcpu, VmEnd};
-use super::vm::{Power, Vm};
+use vgic::Vgic;
+
+use super::vm::{Power, Vm, VmEnd};
 use super::{gic, percpu, power, timer};
 
 /// Length of a time slice when a CPU multiplexes several vCPUs.
@@ -105,6 +109,48 @@ pub fn kick_all_cpus() {
     }
 }
 
+/// Hands the vGIC's kick set to the scheduler (`me` needs no kick: it re-enters anyway;
+/// `usize::MAX` when no vCPU of the VM is the caller).
+pub fn deliver_kicks(vm: &Vm, vgic: &mut Vgic, me: usize) {
+    let kicks = vgic.take_kicks();
+    if kicks.is_empty() {
+        return;
+    }
+    for v in kicks.iter() {
+        if v != me {
+            kick(vm, v);
+        }
+    }
+}
+
+/// Sets the level of interrupt line `intid` (an SPI of a device of `vm`) in the VM's vGIC
+/// and kicks the vCPUs that must see it; `me` as for [`deliver_kicks`].
+pub fn set_irq_level(vm: &Vm, intid: u32, level: bool, me: usize) {
+    let Some(vg) = &vm.vgic else { return };
+    let mut g = vg.lock();
+    let _ = g.set_spi_level(intid, level);
+    deliver_kicks(vm, &mut g, me);
+}
+
+/// Copies every virtio device's interrupt output of `vm` into its vGIC (after a host-side
+/// poll) and kicks whoever must see a change.
+pub fn sync_virtio_irqs(vm: &Vm) {
+    let Some(vg) = &vm.vgic else { return };
+    let mut g = vg.lock();
+    for slot in &vm.virtio {
+        let _ = g.set_spi_level(slot.intid, slot.irq.0.load(Ordering::Acquire));
+    }
+    deliver_kicks(vm, &mut g, usize::MAX);
+}
+
+/// Ends `vm` (first caller wins), logs it, and interrupts the CPUs running its vCPUs.
+pub fn end_vm(vm: &Vm, how: VmEnd) {
+    if vm.finish(how) {
+        crate::hv_log!("{}: stopped ({:?})", vm.name, how);
+        kick_all_cpus();
+    }
+}
+
 /// Delivers frames waiting on the virtual switch: takes what the uplink received, polls
 /// every VM's network device and raises their interrupts (called after a guest transmits,
 /// when a reply from the uplink is likely, and on the uplink's interrupt).
@@ -118,7 +164,7 @@ pub fn poll_network() {
         for slot in vm.virtio.iter().filter(|v| v.kind == "net") {
             slot.poll(&vm.name);
         }
-        vm.sync_virtio_irqs(None);
+        sync_virtio_irqs(vm);
     }
 }
 
@@ -153,12 +199,8 @@ fn console_input() {
         }
     }
     if let Some(vm) = target {
-        if let Some(vg) = &vm.vgic {
-            let level = vm.feed_uart();
-            let mut g = vg.lock();
-            let _ = g.set_spi_level(crate::layout::UART_INTID, level);
-            super::vgic_glue::deliver_kicks(vm, &mut g, usize::MAX);
-        }
+        let level = vm.feed_uart();
+        set_irq_level(vm, crate::layout::UART_INTID, level, usize::MAX);
     }
 }
 
@@ -246,26 +288,25 @@ pub fn drain_host_irqs(vcpu_loaded: bool) -> HostEvents {
     ev
 }
 
-/// The scheduler loop of one physical CPU. Never returns.
-pub fn cpu_loop() -> ! {
+/// The next vCPU this CPU runs, and whether it shares the CPU with other vCPUs (then it
+/// runs for a time slice); `None` when none is runnable (or before [`init`]).
+pub fn pick_next() -> Option<(Thread, bool)> {
+    let sched = SCHED.get()?;
+    pick(&sched.queues[percpu::current().index])
+}
+
+/// Nothing to run on this CPU: the boot CPU ends the machine once every VM has stopped;
+/// otherwise waits (with the EL2 timer armed for the earliest blocked vCPU's timers) for an
+/// interrupt.
+pub fn idle() {
     let me = percpu::current();
-    loop {
-        drain_host_irqs(false);
-        let Some(sched) = SCHED.get() else {
-            wait_for_interrupt();
-            continue;
-        };
-        let queue = &sched.queues[me.index];
-        if let Some((thread, shared)) = pick(queue) {
-            run_vcpu(&thread, shared);
-            continue;
-        }
+    if let Some(sched) = SCHED.get() {
         if me.index == 0 && machine_done(sched) {
             finish_machine(sched);
         }
-        arm_for_blocked(queue);
-        wait_for_interrupt();
+        arm_for_blocked(&sched.queues[me.index]);
     }
+    wait_for_interrupt();
 }
 
 fn pick(q: &CpuQueue) -> Option<(Thread, bool)> {

@@ -133,5 +133,5 @@ extern "C" fn hv_secondary_main(boot: &SecondaryBoot) -> ! {
     percpu::set_current(index, g);
     write_sysreg!("cnthp_ctl_el2", 2);
     percpu::mark_online();
-    super::sched::cpu_loop()
+    super::cpu_loop::cpu_loop()
 }

@@ -322,5 +322,5 @@ fn main_with_mmu(
     }
     super::host_virtio::enable_uplink_interrupt();
     sched::kick_all_cpus();
-    sched::cpu_loop()
+    super::cpu_loop::cpu_loop()
 }

@@ -14,11 +14,14 @@ use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
 use vgic::Vgic;
 use vtimer::{PhysTimer, VmCounter};
 
+use super::debug_regs::DebugRegs;
 use super::frames::{self, FrameTables};
-use super::run::VmEnd;
-use super::stats::ExitStats;
 use super::vgic_glue::{self, GuestGic};
 use super::virtio_glue::{self, GuestRam, VirtioBusDevice, VirtioSlot};
+pub use crate::exits::VmEnd;
+use crate::stats::ExitStats;
+
+use crate::bootargs::ResetPolicy;
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
 use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode, VirtioMmioNode};
 use crate::layout;
@@ -61,7 +64,7 @@ pub struct VcpuRun {
     /// guest) when the vCPU was put; restored on load.
     pub vtimer_active: bool,
     /// Breakpoint/watchpoint registers, switched lazily.
-    pub debug: super::debug_regs::DebugRegs,
+    pub debug: DebugRegs,
 }
 
 /// One virtual CPU of a VM.
@@ -186,6 +189,19 @@ pub struct VmParams<'a> {
     pub hcr: u64,
     /// Host `MIDR_EL1` (what the guest sees through `VPIDR_EL2`).
     pub midr: u64,
+}
+
+/// What `SYSTEM_RESET` does on this machine (`vm_reset=` on the command line).
+static RESET_POLICY: spin::Once<ResetPolicy> = spin::Once::new();
+
+/// Sets the machine-wide `SYSTEM_RESET` policy (boot CPU, once).
+pub fn set_reset_policy(p: ResetPolicy) {
+    RESET_POLICY.call_once(|| p);
+}
+
+/// The machine-wide `SYSTEM_RESET` policy.
+pub fn reset_policy() -> ResetPolicy {
+    RESET_POLICY.get().copied().unwrap_or_default()
 }
 
 /// Largest number of vCPUs per VM.
@@ -452,17 +468,6 @@ impl Vm {
         uart.irq_level()
     }
 
-    /// Copies every virtio device's interrupt output into the vGIC (after an access or a
-    /// host-side poll) and kicks whoever must see a change.
-    pub fn sync_virtio_irqs(&self, me: Option<usize>) {
-        let Some(vg) = &self.vgic else { return };
-        let mut g = vg.lock();
-        for slot in &self.virtio {
-            let _ = g.set_spi_level(slot.intid, slot.irq.0.load(Ordering::Acquire));
-        }
-        vgic_glue::deliver_kicks(self, &mut g, me.unwrap_or(usize::MAX));
-    }
-
     /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).
     pub fn copy_in(&self, ipa: u64, data: &[u8]) -> Result<(), VmError> {
         let off = ipa
@@ -501,8 +506,7 @@ impl Vm {
     /// The VM ended with `SYSTEM_RESET` and will be restarted (`vm_reset=restart` or
     /// `VM_FLAG_RESTART_ON_RESET`).
     pub fn will_restart(&self) -> bool {
-        let restart = self.restart_on_reset
-            || super::run::reset_policy() == crate::bootargs::ResetPolicy::Restart;
+        let restart = self.restart_on_reset || reset_policy() == ResetPolicy::Restart;
         restart && *self.end.lock() == Some(VmEnd::Reset)
     }
 

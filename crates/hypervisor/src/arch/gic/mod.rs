@@ -60,14 +60,7 @@ pub fn init(desc: &HostGic) {
     }
 }
 
-/// What per-CPU GIC setup found out about this CPU.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CpuGic {
-    /// GICv2 CPU-interface number (SGI target); 0 on GICv3.
-    pub cpu_if: u8,
-    /// GICv3 redistributor frame of this CPU; 0 on GICv2.
-    pub redist_frame: u64,
-}
+pub use super::percpu::CpuGic;
 
 /// Per-CPU interface setup: enables the hypervisor's private interrupts on this CPU.
 pub fn init_cpu(mpidr: u64) -> CpuGic {

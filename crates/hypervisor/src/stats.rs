@@ -1,4 +1,5 @@
-//! Exit counters per reason (like `kvm_stat`), so every cost can be explained by exits.
+//! Exit counters per reason (like `kvm_stat`), so every cost can be explained by exits; a
+//! guest reads its own through the vendor call `HV_EXIT_COUNT` (the order of [`ExitReason`]).
 
 use core::fmt;
 

@@ -1,0 +1,326 @@
+//! A running vCPU as the exit handlers (`crate::exits`) see it: the implementation of
+//! `ExitHost` over its VM, the scheduler, the virtual GIC's list registers and the hardware
+//! of this physical CPU. Built by the run loop for one `run_vcpu` invocation.
+
+use core::fmt;
+use core::sync::atomic::Ordering;
+use el2_core::exit::SysRegAccess;
+use el2_core::mmio::{MmioAccess, MmioOutcome};
+use el2_core::psci::{AffinityState, PsciHost, PsciReturn, MPIDR_AFFINITY_MASK};
+use vgic::SgiReg;
+use vtimer::VmCounter;
+
+use super::debug_regs::{self, DebugRegs};
+use super::lrs::HostLrs;
+use super::sched::{self, Thread};
+use super::vm::{Power, Vcpu, Vm};
+use super::{cpu, dirty_log, sysregs, timer};
+use crate::exits::{
+    Devices, GuestLog, HostIrqs, Interrupts, Platform, S2Page, Scheduling, VcpuPower, VendorCalls,
+    VmEnd, VmMemory,
+};
+use crate::idregs::{IdPolicy, IdReg};
+use crate::layout;
+
+/// One vCPU while its run loop runs on this CPU.
+pub struct VcpuHost<'a> {
+    /// Its VM.
+    pub vm: &'a Vm,
+    /// The scheduler's thread of the vCPU.
+    pub thread: &'a Thread,
+    /// Index of the vCPU in the VM.
+    pub me: usize,
+    /// This CPU's list registers, when the VM has a virtual GIC.
+    pub lrs: Option<&'a mut HostLrs>,
+    /// The vCPU's breakpoint/watchpoint registers.
+    pub debug: &'a mut DebugRegs,
+    /// End of the current time slice (physical counter), when the CPU is shared.
+    pub slice_end: Option<u64>,
+}
+
+impl<'a> VcpuHost<'a> {
+    /// The vCPU.
+    pub fn vcpu(&self) -> &'a Vcpu {
+        &self.vm.vcpus[self.me]
+    }
+}
+
+impl GuestLog for VcpuHost<'_> {
+    fn warn(&mut self, args: fmt::Arguments<'_>) {
+        crate::hv_warn!("{}: {args}", self.vm.name);
+    }
+    fn info(&mut self, args: fmt::Arguments<'_>) {
+        crate::hv_log!("{}: {args}", self.vm.name);
+    }
+}
+
+impl VmMemory for VcpuHost<'_> {
+    fn ram(&self) -> (u64, u64) {
+        (self.vm.ram_ipa, self.vm.ram_size)
+    }
+
+    fn read_ram_u64(&self, ipa: u64) -> Option<u64> {
+        if !ipa.is_multiple_of(8) || !self.vm.ram_contains(ipa) {
+            return None;
+        }
+        // SAFETY: `ipa` is 8-byte aligned and inside this VM's RAM, identity-mapped at
+        // `ram_pa`; read as a value (the guest may change it concurrently).
+        Some(unsafe {
+            core::ptr::read_volatile((self.vm.ram_pa + (ipa - self.vm.ram_ipa)) as *const u64)
+        })
+    }
+
+    fn s2_page(&self, ipa: u64) -> S2Page {
+        let s2 = self.vm.stage2.lock();
+        S2Page {
+            dirty_logged: s2.is_dirty_logged(ipa),
+            mapped: s2.translate(ipa).is_some(),
+        }
+    }
+
+    fn dirty_log_write(&mut self, ipa: u64) -> Result<(), stage2::Error> {
+        self.vm.stage2.lock().handle_write_fault(ipa).map(|_| ())
+    }
+}
+
+impl Devices for VcpuHost<'_> {
+    fn mmio(&mut self, acc: &MmioAccess, reg_value: u64) -> MmioOutcome {
+        let (vm, me) = (self.vm, self.me);
+        if let Some(vg) = &vm.vgic {
+            if let Some(r) = gic_mmio(vm, vg, me, acc, reg_value) {
+                return r;
+            }
+        }
+        let outcome = vm.bus.lock().dispatch(acc, reg_value);
+        if acc.ipa >= layout::VIRTIO_BASE
+            && acc.ipa < layout::VIRTIO_BASE + layout::VIRTIO_SIZE * vm.virtio.len() as u64
+        {
+            sched::sync_virtio_irqs(vm);
+            let slot = ((acc.ipa - layout::VIRTIO_BASE) / layout::VIRTIO_SIZE) as usize;
+            if acc.is_write && vm.virtio.get(slot).is_some_and(|s| s.kind == "net") {
+                sched::poll_network();
+            }
+        }
+        if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
+            let level = vm.feed_uart();
+            sched::set_irq_level(vm, layout::UART_INTID, level, me);
+        }
+        outcome
+    }
+}
+
+/// Emulates a guest access to the virtual GIC's distributor or redistributors; `None` when
+/// `acc` is not in a GIC region. Reserved registers read as zero and ignore writes (logged).
+fn gic_mmio(
+    vm: &Vm,
+    vg: &spin::Mutex<vgic::Vgic>,
+    me: usize,
+    acc: &MmioAccess,
+    value: u64,
+) -> Option<MmioOutcome> {
+    use super::vgic_glue::{guest_gic, GuestGic};
+    let size = acc.size.bytes() as u8;
+    let in_gicd = acc.ipa >= layout::GICD_BASE && acc.ipa < layout::GICD_BASE + layout::GICD_SIZE;
+    let gicr_len = layout::GICR_FRAME * vm.vcpus.len() as u64;
+    let in_gicr = acc.ipa >= layout::GICR_BASE && acc.ipa < layout::GICR_BASE + gicr_len;
+    let is_v3 = matches!(guest_gic(), Some(GuestGic::V3));
+    if !(in_gicd || (in_gicr && is_v3)) {
+        return None;
+    }
+    let mut g = vg.lock();
+    let result = match (in_gicd, acc.is_write) {
+        (true, false) => g.gicd_read(me, acc.ipa - layout::GICD_BASE, size).map(Some),
+        (true, true) => g
+            .gicd_write(
+                me,
+                acc.ipa - layout::GICD_BASE,
+                size,
+                acc.store_value(value),
+            )
+            .map(|_| None),
+        (false, false) => g.gicr_read(me, acc.ipa - layout::GICR_BASE, size).map(Some),
+        (false, true) => g
+            .gicr_write(
+                me,
+                acc.ipa - layout::GICR_BASE,
+                size,
+                acc.store_value(value),
+            )
+            .map(|_| None),
+    };
+    sched::deliver_kicks(vm, &mut g, me);
+    drop(g);
+    Some(match result {
+        Ok(Some(v)) => MmioOutcome::Read(acc.load_value(v)),
+        Ok(None) => MmioOutcome::WriteDone,
+        Err(e) if e.is_abort() => MmioOutcome::DeviceError {
+            device: "vgic",
+            error: el2_core::mmio::MmioError::ExternalAbort,
+        },
+        Err(e) => {
+            crate::hv_warn!("{}: GIC access at IPA {:#x}: {e}", vm.name, acc.ipa);
+            if acc.is_write {
+                MmioOutcome::WriteDone
+            } else {
+                MmioOutcome::Read(0)
+            }
+        }
+    })
+}
+
+impl Interrupts for VcpuHost<'_> {
+    fn write_sgi(&mut self, reg: SgiReg, value: u64) -> bool {
+        let Some(vg) = &self.vm.vgic else {
+            return false;
+        };
+        let mut g = vg.lock();
+        let _ = g.write_sgi_sysreg(self.me, reg, value);
+        sched::deliver_kicks(self.vm, &mut g, self.me);
+        true
+    }
+
+    fn pending_for_wfi(&mut self) -> bool {
+        let (Some(vg), Some(l)) = (&self.vm.vgic, self.lrs.as_deref_mut()) else {
+            return false;
+        };
+        let mut g = vg.lock();
+        let _ = g.save_vmcr(self.me, l);
+        g.vcpu_has_pending(self.me)
+    }
+}
+
+impl PsciHost for VcpuHost<'_> {
+    fn cpu_on(&mut self, target: u64, entry: u64, context_id: u64) -> PsciReturn {
+        let vm = self.vm;
+        let Some(i) = vm
+            .vcpus
+            .iter()
+            .position(|v| v.mpidr == target & MPIDR_AFFINITY_MASK)
+        else {
+            return PsciReturn::InvalidParameters;
+        };
+        if i == self.me {
+            return PsciReturn::AlreadyOn;
+        }
+        if !vm.ram_contains(entry) {
+            return PsciReturn::InvalidAddress;
+        }
+        let v = &vm.vcpus[i];
+        let mut boot = v.boot.lock();
+        match v.power() {
+            Power::On => PsciReturn::AlreadyOn,
+            Power::OnPending => PsciReturn::OnPending,
+            Power::Off => {
+                *boot = (entry, context_id);
+                v.power.store(Power::OnPending as u8, Ordering::Release);
+                drop(boot);
+                sched::kick(vm, i);
+                PsciReturn::Success
+            }
+        }
+    }
+
+    fn affinity_info(&self, target: u64) -> Result<AffinityState, PsciReturn> {
+        let v = self
+            .vm
+            .vcpus
+            .iter()
+            .find(|v| v.mpidr == target)
+            .ok_or(PsciReturn::InvalidParameters)?;
+        Ok(match v.power() {
+            Power::On => AffinityState::On,
+            Power::OnPending => AffinityState::OnPending,
+            Power::Off => AffinityState::Off,
+        })
+    }
+}
+
+impl VcpuPower for VcpuHost<'_> {
+    fn cpu_off(&mut self) -> bool {
+        self.vcpu().power.store(Power::Off as u8, Ordering::Release);
+        self.vm.vcpus.iter().all(|v| v.power() == Power::Off)
+    }
+
+    fn end_vm(&mut self, how: VmEnd) {
+        sched::end_vm(self.vm, how);
+    }
+
+    fn take_wake(&mut self) -> bool {
+        self.vcpu().wake.swap(false, Ordering::AcqRel)
+    }
+
+    fn block(&mut self, timeout: Option<u64>) {
+        let v = self.vcpu();
+        v.wfit_at.store(timeout.unwrap_or(0), Ordering::Release);
+        v.blocked.store(true, Ordering::Release);
+    }
+
+    fn counter(&self) -> VmCounter {
+        self.vm.counter
+    }
+
+    fn now(&self) -> u64 {
+        timer::now()
+    }
+}
+
+impl VendorCalls for VcpuHost<'_> {
+    fn stored_exit_count(&self, index: usize) -> Option<u64> {
+        self.vcpu().stats.lock().get(index)
+    }
+
+    fn vendor_call(&mut self, function_id: u32, x1: u64, x2: u64) -> Option<i64> {
+        dirty_log::call(self.vm, function_id, x1, x2)
+    }
+}
+
+impl Platform for VcpuHost<'_> {
+    fn hw_id_register(&self, reg: IdReg) -> u64 {
+        cpu::read_id_register(reg.crm, reg.op2)
+    }
+
+    fn id_policy(&self) -> IdPolicy {
+        sysregs::policy()
+    }
+
+    fn claim_debug_registers(&mut self, access: &SysRegAccess) -> bool {
+        if !debug_regs::is_debug_access(access) || self.debug.active {
+            return false;
+        }
+        // First use of the debug registers (MDCR_EL2.TDA): from now on this vCPU owns them
+        // while loaded.
+        self.debug.active = true;
+        self.debug.load();
+        debug_regs::set_trap(false);
+        true
+    }
+}
+
+impl Scheduling for VcpuHost<'_> {
+    fn host_irqs(&mut self) -> HostIrqs {
+        let ev = sched::drain_host_irqs(true);
+        if ev.vtimer {
+            if let Some(vg) = &self.vm.vgic {
+                let _ = vg
+                    .lock()
+                    .set_ppi_level(self.me, vtimer::VIRT_TIMER_PPI, true);
+            }
+        }
+        HostIrqs { vtimer: ev.vtimer }
+    }
+
+    fn slice_over(&mut self) -> bool {
+        let Some(end) = self.slice_end else {
+            return false;
+        };
+        let now = timer::now();
+        if now < end {
+            return false;
+        }
+        if sched::others_runnable(self.thread) {
+            return true;
+        }
+        self.slice_end = Some(now + timer::us_to_ticks(sched::TIME_SLICE_US));
+        false
+    }
+}

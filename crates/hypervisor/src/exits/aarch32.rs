@@ -1,0 +1,132 @@
+//! Trapped AArch32 coprocessor accesses: `MCR`/`MRC`/`MCRR`/`MRRC` to CP15 and CP14, CP14
+//! `LDC`/`STC`, `VMRS` of an ID register (EC 0x03, 0x04, 0x05, 0x06, 0x08, 0x0C).
+//!
+//! Guests run their kernel in AArch64 (`HCR_EL2.RW` = 1), so these come only from AArch32
+//! applications at EL0 touching registers EL2 traps (`HCR_EL2.TIDCP`: IMPLEMENTATION DEFINED
+//! registers). No AArch32 system register is emulated yet: an access whose condition
+//! passes is UNDEFINED; one that failed its condition code check does nothing, as the
+//! architecture requires (a conditional instruction may trap before its condition is
+//! evaluated: `ESR_EL2.ISS.CV`/`COND`, or `PSTATE.IT` for T32).
+
+use el2_core::exit::{Cp32Kind, Exit};
+
+use super::pstate::{is_aarch32, T32};
+use super::{ExitCtx, ExitHost, Outcome};
+use crate::stats::ExitReason;
+
+/// `ISS.CV`: the `COND` field is valid.
+const ISS_CV: u32 = 1 << 24;
+/// `ISS.COND`, bits [23:20].
+const ISS_COND_SHIFT: u32 = 20;
+/// Mask of a 4-bit condition code.
+const COND_MASK: u32 = 0xf;
+/// `PSTATE.{N,Z,C,V}` start at bit 28.
+const NZCV_SHIFT: u32 = 28;
+/// `PSTATE.IT[1:0]` are bits [26:25].
+const IT_LOW_SHIFT: u32 = 25;
+/// `PSTATE.IT[7:2]` are bits [15:10].
+const IT_HIGH_SHIFT: u32 = 10;
+
+/// An AArch32 coprocessor access.
+pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
+    ctx.stats.count(ExitReason::SysReg);
+    let Exit::Cp32(acc) = ctx.exit else {
+        return super::refuse::unallocated(ctx);
+    };
+    if !condition_passed(ctx.info.iss(), ctx.vcpu.regs.pstate) {
+        ctx.skip();
+        return Outcome::Emulated;
+    }
+    let op = match (acc.kind, acc.is_read) {
+        (Cp32Kind::Mcr, true) => "MRC",
+        (Cp32Kind::Mcr, false) => "MCR",
+        (Cp32Kind::Mcrr, true) => "MRRC",
+        (Cp32Kind::Mcrr, false) => "MCRR",
+        (Cp32Kind::Ldc, true) => "LDC",
+        (Cp32Kind::Ldc, false) => "STC",
+        (Cp32Kind::Vmrs, _) => "VMRS",
+    };
+    ctx.undefined(format_args!(
+        "AArch32 {op} p{}, {}, c{}, c{}, {}: no AArch32 system register is emulated",
+        acc.coproc, acc.opc1, acc.crn, acc.crm, acc.opc2
+    ))
+}
+
+/// Whether a trapped AArch32 instruction passes its condition check: from `ISS.COND` when
+/// `ISS.CV` is set, else from the T32 `IT` state in `pstate` (none: unconditional).
+/// Always true for an AArch64 caller.
+pub fn condition_passed(iss: u32, pstate: u64) -> bool {
+    if !is_aarch32(pstate) {
+        return true;
+    }
+    let cond = if iss & ISS_CV != 0 {
+        (iss >> ISS_COND_SHIFT) & COND_MASK
+    } else {
+        let it = (((pstate >> IT_HIGH_SHIFT) & 0x3f) << 2) | ((pstate >> IT_LOW_SHIFT) & 0b11);
+        if pstate & T32 == 0 || it == 0 {
+            return true;
+        }
+        (it >> 4) as u32
+    };
+    condition_holds(cond, (pstate >> NZCV_SHIFT) as u32 & COND_MASK)
+}
+
+/// Arm ARM "ConditionHolds": condition code `cond` against flags `nzcv` (N = bit 3).
+fn condition_holds(cond: u32, nzcv: u32) -> bool {
+    let (n, z, c, v) = (nzcv & 8 != 0, nzcv & 4 != 0, nzcv & 2 != 0, nzcv & 1 != 0);
+    let base = match cond >> 1 {
+        0b000 => z,            // EQ / NE
+        0b001 => c,            // CS / CC
+        0b010 => n,            // MI / PL
+        0b011 => v,            // VS / VC
+        0b100 => c && !z,      // HI / LS
+        0b101 => n == v,       // GE / LT
+        0b110 => n == v && !z, // GT / LE
+        _ => return true,      // AL (0b1110) and 0b1111
+    };
+    if cond & 1 != 0 {
+        !base
+    } else {
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `PSTATE` of AArch32 user mode with flags `nzcv`.
+    fn usr(nzcv: u64) -> u64 {
+        super::super::pstate::NRW | (nzcv << NZCV_SHIFT)
+    }
+
+    #[test]
+    fn conditions() {
+        let cv = |cond: u32| ISS_CV | (cond << ISS_COND_SHIFT);
+        // EQ with Z set / clear; NE the opposite.
+        assert!(condition_passed(cv(0x0), usr(0b0100)));
+        assert!(!condition_passed(cv(0x0), usr(0)));
+        assert!(condition_passed(cv(0x1), usr(0)));
+        // GE: N == V; LT: N != V.
+        assert!(condition_passed(cv(0xa), usr(0b1001)));
+        assert!(!condition_passed(cv(0xb), usr(0b1001)));
+        // HI: C and not Z.
+        assert!(condition_passed(cv(0x8), usr(0b0010)));
+        assert!(!condition_passed(cv(0x8), usr(0b0110)));
+        // AL and the 0b1111 encoding always pass.
+        assert!(condition_passed(cv(0xe), usr(0)));
+        assert!(condition_passed(cv(0xf), usr(0)));
+        // No CV, A32 (no IT state): unconditional.
+        assert!(condition_passed(0, usr(0)));
+        // AArch64 callers have no condition.
+        assert!(condition_passed(cv(0x0), 0));
+    }
+
+    #[test]
+    fn t32_it_block() {
+        // IT state 0x08 (EQ, first instruction of the block): IT[7:2] = 0b000010, IT[1:0] = 0.
+        let it_eq = (0b00_0010_u64 << IT_HIGH_SHIFT) | T32;
+        assert!(!condition_passed(0, usr(0) | it_eq));
+        assert!(condition_passed(0, usr(0b0100) | it_eq));
+    }
+}
