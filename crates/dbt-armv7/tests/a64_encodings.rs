@@ -146,6 +146,8 @@ fn encodings_match_llvm_objdump() {
             "ldurh w1, [x2, #-0x2]",
         ),
         (enc::ls_reg(Ls::Str, 1, 2, 3), "str w1, [x2, x3]"),
+        (enc::ls_pre(Ls::Ldr, 1, 2, -256), "ldr w1, [x2, #-0x100]!"),
+        (enc::ls_pre(Ls::Strb, 1, 2, 255), "strb w1, [x2, #0xff]!"),
         (
             enc::x_stp_pre(29, 30, 31, -96),
             "stp x29, x30, [sp, #-0x60]!",

@@ -23,6 +23,13 @@ impl Code {
     }
 }
 
+impl Code {
+    /// Host address and length of the cache.
+    pub fn range(&self) -> (u64, u64) {
+        (self.base as u64, self.len as u64)
+    }
+}
+
 impl CodeMemory for Code {
     fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: the mapping is ours, `len` bytes long, and lives as long as the program.

@@ -11,12 +11,14 @@
 extern crate alloc;
 
 mod code;
+mod fault;
 mod heap;
 mod sys;
 
 use alloc::format;
 use alloc::vec::Vec;
-use dbt_armv7::translate::{A64Gen, Dbt};
+use dbt_armv7::cpu::Exception;
+use dbt_armv7::translate::{A64Gen, CodeGen, Dbt};
 use dbt_armv7::{Bus, BusFault, Cpu, Exit};
 
 #[global_allocator]
@@ -125,8 +127,12 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         unsafe { core::ffi::CStr::from_ptr(p as *const core::ffi::c_char).to_bytes() }
     };
     let interp_only = args.iter().any(|&a| arg(a) == b"--interp");
+    let skip_aborts = args.iter().any(|&a| arg(a) == b"--skip-aborts");
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
-        sys::write(2, b"usage: dbt-a64-runner [--interp] guest.elf\n");
+        sys::write(
+            2,
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] guest.elf\n",
+        );
         sys::exit(4);
     };
     let mut elf = Vec::new();
@@ -142,6 +148,12 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         sys::write(2, b"cannot map the code cache\n");
         sys::exit(4);
     };
+    let (base, len) = code.range();
+    fault::install(
+        base,
+        base + len,
+        base + A64Gen::new().runtime().1.epilogue as u64,
+    );
     let mut cpu = Cpu::new_user(entry & 1 != 0);
     cpu.set_pc(entry & !1);
     cpu.set_exit_on_svc(true);
@@ -176,6 +188,12 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
                 }
             },
             Exit::Budget => break 3,
+            Exit::Exception(e @ Exception::DataAbort { .. }) if skip_aborts => {
+                // Report the exact state at the abort, then continue after the instruction.
+                sys::write(2, abort_line(&cpu, &format!("{e:?}")).as_bytes());
+                let pc = cpu.reg(15);
+                cpu.set_pc(pc.wrapping_add(if cpu.thumb() { 2 } else { 4 }));
+            }
             e => {
                 sys::write(2, format!("{e:?} at pc {:#x}\n", cpu.reg(15)).as_bytes());
                 break 2;
@@ -186,13 +204,23 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     sys::write(
         2,
         format!(
-            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {}\n",
+            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {}\n",
             cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks, s.guest_insns,
-            s.host_insns, s.entries, s.links, s.flushes
+            s.host_insns, s.entries, s.links, s.flushes, s.faults
         )
         .as_bytes(),
     );
     sys::exit(status)
+}
+
+/// `abort <exception> pc r0..r14 cpsr`, one line.
+fn abort_line(cpu: &Cpu, e: &str) -> alloc::string::String {
+    let mut s = format!("abort {e} pc={:08x}", cpu.reg(15));
+    for n in 0..15 {
+        s.push_str(&format!(" {:08x}", cpu.reg(n)));
+    }
+    s.push_str(&format!(" cpsr={:08x}\n", cpu.cpsr()));
+    s
 }
 
 #[panic_handler]

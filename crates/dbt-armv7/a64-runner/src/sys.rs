@@ -16,7 +16,7 @@ const MAP_PRIVATE_ANON_FIXED: u64 = 0x02 | 0x20 | 0x10;
 /// # Safety
 ///
 /// The arguments are valid for that system call.
-unsafe fn syscall6(n: u64, a: [u64; 6]) -> i64 {
+pub unsafe fn syscall6(n: u64, a: [u64; 6]) -> i64 {
     let r: i64;
     // SAFETY: the caller passes a valid system call; the kernel preserves all but x0.
     unsafe {

@@ -24,6 +24,9 @@ pub struct HostBlock {
     pub code: Vec<u8>,
     /// Its linkable exits.
     pub exits: Vec<ExitSite>,
+    /// For each guest instruction, the offset in `code` where its host code starts: the
+    /// side table that maps a faulting host instruction back to its guest instruction.
+    pub insn_starts: Vec<u32>,
 }
 
 /// The code cache offsets of the fixed code every translation uses.

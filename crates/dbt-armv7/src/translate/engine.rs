@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use super::backend::{CodeGen, ExitSite, Runtime};
 use super::frontend::{self, Key};
 use super::host::CodeMemory;
-use super::state::{GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, MAX_BLOCK_INSNS, NO_LINK};
+use super::state::{
+    GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, MAX_BLOCK_INSNS, NO_LINK,
+};
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exit, Mode};
 
@@ -42,6 +44,8 @@ pub struct Stats {
     pub unlinks: u64,
     /// Code cache flushes (cache full).
     pub flushes: u64,
+    /// Host faults in translated code mapped back to their guest instruction.
+    pub faults: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +56,10 @@ struct Block {
     guest_insns: u32,
     guest: (u32, u32),
     exits: Vec<ExitSite>,
+    /// Side table for faults: the guest PC of each instruction and where its host code
+    /// starts (offset from `at`).
+    pcs: Vec<u32>,
+    starts: Vec<u32>,
     /// Exits of other blocks linked to this one: (block, exit index).
     incoming: Vec<(u32, u16)>,
     live: bool,
@@ -167,7 +175,17 @@ impl<G: CodeGen> Dbt<G> {
             // SAFETY: the cache holds the runtime and blocks this engine generated with
             // `self.gen` for the host that `mem` belongs to; `state` is ours.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
-            let done = (start - self.state.budget) as u64;
+            let mut done = (start - self.state.budget) as u64;
+            let fault = if self.state.exit == EXIT_FAULT {
+                // The faulting block's own instructions before the faulting one are not
+                // charged yet: its exits charge them.
+                let base = mem.bytes().as_ptr() as u64;
+                let (pc, k) = self.fault_site(self.state.link_site.wrapping_sub(base) as usize);
+                done += k;
+                Some(pc)
+            } else {
+                None
+            };
             left -= done;
             cpu.icount += done;
             self.stats.executed_translated += done;
@@ -187,6 +205,18 @@ impl<G: CodeGen> Dbt<G> {
                 EXIT_BX => {
                     cpu.bx_write_pc(next);
                     cpu.r[15] = cpu.next_pc;
+                }
+                EXIT_FAULT => {
+                    // The guest state is the one the faulting instruction started from: the
+                    // interpreter runs it again through the bus, which raises the
+                    // architectural abort or performs the device access.
+                    self.stats.faults += 1;
+                    cpu.r[15] = fault.unwrap_or(next);
+                    if left > 0 {
+                        if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                            return e;
+                        }
+                    }
                 }
                 EXIT_FALLBACK => {
                     cpu.r[15] = next;
@@ -232,6 +262,8 @@ impl<G: CodeGen> Dbt<G> {
             guest_insns: gb.insns.len() as u32,
             guest: (key.pc, gb.guest_end().max(key.pc.wrapping_add(1))),
             exits: Vec::new(),
+            pcs: gb.insns.iter().map(|i| i.pc).collect(),
+            starts: Vec::new(),
             incoming: Vec::new(),
             live: true,
         };
@@ -254,6 +286,7 @@ impl<G: CodeGen> Dbt<G> {
             self.stats.host_insns += hb.code.len() as u64 / 4;
             block.at = Some(at);
             block.exits = hb.exits;
+            block.starts = hb.insn_starts;
         }
         let id = self.blocks.len() as u32;
         if let Some(at) = block.at {
@@ -262,6 +295,20 @@ impl<G: CodeGen> Dbt<G> {
         self.blocks.push(block);
         self.map.insert(key, id);
         (id, flushed)
+    }
+
+    /// The guest PC and index in its block of the guest instruction whose host code holds
+    /// cache offset `host` (a faulting access), from the blocks' side tables.
+    fn fault_site(&self, host: usize) -> (u32, u64) {
+        let (&at, &id) = self
+            .by_addr
+            .range(..=host)
+            .next_back()
+            .expect("host fault outside translated code");
+        let b = &self.blocks[id as usize];
+        let rel = (host - at) as u32;
+        let k = b.starts.partition_point(|&s| s <= rel).saturating_sub(1);
+        (b.pcs[k], k as u64)
     }
 
     /// The (block, exit) whose branch is at cache offset `site`.

@@ -61,10 +61,17 @@ pub fn stats(stderr: &[u8]) -> Vec<(String, u64)> {
 /// Runs the ELF32 at `elf` through the translator (or with `--interp`, the interpreter
 /// alone) under `qemu-aarch64`, killed after 120 s.
 pub fn run(elf: &std::path::Path, interp_only: bool) -> std::process::Output {
-    let mut c = Command::new("timeout");
-    c.arg("120").arg(qemu_aarch64()).arg(runner());
-    if interp_only {
-        c.arg("--interp");
-    }
-    c.arg(elf).output().expect("running qemu-aarch64")
+    run_with(elf, if interp_only { &["--interp"] } else { &[] })
+}
+
+/// Runs the ELF32 at `elf` in the runner with options `opts`, killed after 120 s.
+pub fn run_with(elf: &std::path::Path, opts: &[&str]) -> std::process::Output {
+    Command::new("timeout")
+        .arg("120")
+        .arg(qemu_aarch64())
+        .arg(runner())
+        .args(opts)
+        .arg(elf)
+        .output()
+        .expect("running qemu-aarch64")
 }

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod a64;
+pub mod gen_a32;
 pub mod harness;
 
 use dbt_armv7::{Bus, Cpu, Exit, FlatRam};

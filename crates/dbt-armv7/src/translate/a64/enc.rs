@@ -390,6 +390,12 @@ pub fn ls_unscaled(op: Ls, rt: u8, rn: u8, simm9: i32) -> u32 {
         | rt as u32
 }
 
+/// `LDR*/STR* Rt, [Xn|SP, #simm9]!` (pre-index: the base is written back).
+pub fn ls_pre(op: Ls, rt: u8, rn: u8, simm9: i32) -> u32 {
+    const PRE_INDEX: u32 = 0b11 << 10;
+    ls_unscaled(op, rt, rn, simm9) | PRE_INDEX
+}
+
 /// `LDR*/STR* Rt, [Xn|SP, Xm]` (register offset, no shift).
 pub fn ls_reg(op: Ls, rt: u8, rn: u8, rm: u8) -> u32 {
     let (size, opc) = op.size_opc();

@@ -140,7 +140,9 @@ impl CodeGen for A64Gen {
         let n = block.insns.len();
         // Stubs are emitted after the body; remember what each needs.
         let mut stubs: Vec<Stub> = Vec::new();
+        let mut insn_starts = Vec::with_capacity(n);
         for (k, gi) in block.insns.iter().enumerate() {
+            insn_starts.push((a.here() - at) as u32);
             let pc_read = gi.pc.wrapping_add(8);
             let cond = gi.insn.cond;
             match gi.insn.op {
@@ -211,6 +213,7 @@ impl CodeGen for A64Gen {
         HostBlock {
             code: a.finish(),
             exits,
+            insn_starts,
         }
     }
 

@@ -362,18 +362,44 @@ fn mem(
     } else {
         rt
     };
-    let zero_off = matches!(off, Off::Imm(0));
+    // `[rn, #+-imm]` in one host instruction: the host adds in 64 bits, so a guest
+    // address that wraps past 4 GiB (or below 0) becomes a host address in the guard
+    // region above 4 GiB (or in the top of the address space), which faults; the fault
+    // path then runs the instruction in the interpreter, which wraps. See the README's
+    // host requirements.
+    let simm = match off {
+        Off::Imm(i) if addr.add => Some(i as i32),
+        Off::Imm(i) if i <= 256 => Some(-(i as i32)),
+        _ => None,
+    };
+    let scale = ls.scale();
     if !addr.index {
-        // Post-indexed: access at the base, then write back base +- offset.
+        // Post-indexed: access at the base, then write back base +- offset (wrapping).
         a.put(enc::ls_uimm(ls, t, base, 0));
         emit_off(a, addr.rn, addr.rn);
-    } else if zero_off {
-        a.put(enc::ls_uimm(ls, t, base, 0));
+    } else if addr.wback {
+        match simm {
+            // Pre-indexed with writeback: the access succeeded only below 4 GiB, so the
+            // 64-bit sum written back is the zero-extended 32-bit one.
+            Some(v) if (-256..256).contains(&v) && base == addr.rn => {
+                a.put(enc::ls_pre(ls, t, base, v))
+            }
+            _ => {
+                emit_off(a, T_ADDR, base);
+                a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
+                a.put(enc::w_mov(addr.rn, T_ADDR));
+            }
+        }
     } else {
-        emit_off(a, T_ADDR, base);
-        a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
-        if addr.wback {
-            a.put(enc::w_mov(addr.rn, T_ADDR));
+        match simm {
+            Some(v) if v >= 0 && (v as u32).is_multiple_of(1 << scale) => {
+                a.put(enc::ls_uimm(ls, t, base, v as u32))
+            }
+            Some(v) if (-256..256).contains(&v) => a.put(enc::ls_unscaled(ls, t, base, v)),
+            _ => {
+                emit_off(a, T_ADDR, base);
+                a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
+            }
         }
     }
     Lowered::Done

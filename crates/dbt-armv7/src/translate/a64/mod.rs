@@ -14,6 +14,8 @@ mod lower;
 
 pub use gen::A64Gen;
 
+use super::state::EXIT_FAULT;
+
 /// Host register holding the remaining instruction budget (minus the block limit).
 pub const BUDGET: u8 = 27;
 /// Host register holding the address of the [`GuestState`](super::state::GuestState).
@@ -32,3 +34,30 @@ pub const T_RES: u8 = 20;
 pub const ZR: u8 = 31;
 /// The stack pointer in the forms where 31 is `SP`.
 pub const SP: u8 = 31;
+
+/// The host's fault handler calls this when a synchronous data abort (a signal on a Linux
+/// host, a Stage-2 or EL2 abort in the hypervisor) interrupts the host context `x`
+/// (`x0`-`x30`) at `pc`. If `pc` is inside the code cache `cache`, it redirects the
+/// context to the runtime's epilogue at `epilogue` (a host address) with the faulting
+/// address in [`T_FLAGS`] and [`EXIT_FAULT`](super::state::EXIT_FAULT) in [`T_OP2`], and
+/// returns true; resuming the context then leaves translated code with the guest state
+/// of the faulting guest instruction's start, which [`Dbt`](super::Dbt) finds through
+/// its side tables and runs again in the interpreter. Returns false (context untouched)
+/// for a fault outside the code cache.
+///
+/// Only guest memory accesses fault in translated code, and every lowering performs its
+/// first access before it writes any guest register, so the registers are exact.
+pub fn redirect_fault(
+    x: &mut [u64; 31],
+    pc: &mut u64,
+    cache: core::ops::Range<u64>,
+    epilogue: u64,
+) -> bool {
+    if !cache.contains(pc) {
+        return false;
+    }
+    x[T_FLAGS as usize] = *pc;
+    x[T_OP2 as usize] = EXIT_FAULT as u64;
+    *pc = epilogue;
+    true
+}

@@ -1,0 +1,223 @@
+//! The seeded A32 sequence generator of the translator tests: each instruction is built
+//! from an encoding family with random fields, constrained by construction only (it never
+//! asks the decoder, the interpreter or the translator what to keep): destinations avoid
+//! r10, r11, r13 and the PC; memory goes through the scratch base r11 and index r10;
+//! forward branches stay inside the sequence.
+
+use super::harness::{random_regs, Case};
+use super::Rng;
+
+/// The base (r11) and index (r10) registers of memory instructions.
+pub const BASE_REG: u32 = 11;
+pub const IDX_REG: u32 = 10;
+
+/// A destination register: any but r10, r11 (addressing), r13 (the harness's stack) and
+/// the PC.
+pub fn dest(rng: &mut Rng) -> u32 {
+    DESTS.with(|d| {
+        let d = d.get();
+        d[rng.below(d.len() as u32) as usize]
+    })
+}
+
+/// The default destination set.
+pub const DEFAULT_DESTS: &[u32] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 14];
+
+thread_local! {
+    static DESTS: std::cell::Cell<&'static [u32]> = const { std::cell::Cell::new(DEFAULT_DESTS) };
+}
+
+/// Restricts destinations to `d` (a test that keeps a register for itself).
+pub fn set_dests(d: &'static [u32]) {
+    DESTS.with(|c| c.set(d));
+}
+
+/// A source register (any but the PC).
+pub fn source(rng: &mut Rng) -> u32 {
+    rng.below(15)
+}
+
+/// The transfer register: a destination for loads; for stores any register but the PC,
+/// and not the base when it is written back (UNPREDICTABLE).
+pub fn store_rt(rng: &mut Rng, load: bool, wback: bool) -> u32 {
+    if load {
+        dest(rng)
+    } else if wback {
+        loop {
+            let r = rng.below(15);
+            if r != BASE_REG {
+                return r;
+            }
+        }
+    } else {
+        rng.below(15)
+    }
+}
+
+pub fn cond(rng: &mut Rng) -> u32 {
+    if rng.below(4) == 0 {
+        rng.below(14)
+    } else {
+        14
+    }
+}
+
+/// One A32 instruction of a random family, `left` instructions before the sequence end.
+pub fn insn(rng: &mut Rng, left: u32) -> u32 {
+    let c = cond(rng) << 28;
+    match rng.below(16) {
+        // Data processing, immediate.
+        0..=3 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 { 0 } else { source(rng) };
+            c | 1 << 25 | op << 21 | s << 20 | rn << 16 | rd << 12 | rng.below(4096)
+        }
+        // Data processing, register shifted by an immediate.
+        4..=7 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 { 0 } else { source(rng) };
+            let rm = source(rng);
+            c | op << 21
+                | s << 20
+                | rn << 16
+                | rd << 12
+                | rng.below(32) << 7
+                | rng.below(4) << 5
+                | rm
+        }
+        // Data processing, register shifted by a register (no PC operands).
+        8 => {
+            let op = rng.below(16);
+            let test = (8..12).contains(&op);
+            let s = if test { 1 } else { rng.below(2) };
+            let rd = if test { 0 } else { dest(rng) };
+            let rn = if op == 13 || op == 15 {
+                0
+            } else {
+                rng.below(15)
+            };
+            let rs = rng.below(15);
+            c | op << 21
+                | s << 20
+                | rn << 16
+                | rd << 12
+                | rs << 8
+                | rng.below(4) << 5
+                | 1 << 4
+                | rng.below(15)
+        }
+        // MOVW / MOVT.
+        9 => {
+            let imm = rng.below(0x10000);
+            let op = if rng.below(2) == 0 {
+                0x0300_0000
+            } else {
+                0x0340_0000
+            };
+            c | op | (imm >> 12) << 16 | dest(rng) << 12 | (imm & 0xfff)
+        }
+        // Multiplies, divides, bit operations.
+        10 => {
+            let (rd, rn, rm, ra) = (dest(rng), rng.below(15), rng.below(15), rng.below(15));
+            match rng.below(8) {
+                0 => c | rng.below(2) << 20 | rd << 16 | rm << 8 | 0x90 | rn, // MUL{S}
+                1 => c | 1 << 21 | rng.below(2) << 20 | rd << 16 | ra << 12 | rm << 8 | 0x90 | rn, // MLA{S}
+                2 => c | 0x0060_0090 | rd << 16 | ra << 12 | rm << 8 | rn, // MLS
+                3 => c | 0x0710_f010 | rng.below(2) << 21 | rd << 16 | rm << 8 | rn, // SDIV/UDIV
+                4 => c | 0x016f_0f10 | rd << 12 | rm,                      // CLZ
+                5 => c | 0x06bf_0f30 | rd << 12 | rm,                      // REV
+                6 => c | 0x06bf_0fb0 | rd << 12 | rm,                      // REV16
+                _ => c | 0x06ff_0f30 | rd << 12 | rm,                      // RBIT
+            }
+        }
+        // LDR/STR/LDRB/STRB, immediate or register offset, every addressing mode.
+        11..=12 => {
+            let load = rng.below(2);
+            let byte = rng.below(2);
+            let u = rng.below(2);
+            let (p, w) = match rng.below(3) {
+                0 => (1, 0),
+                1 => (1, 1),
+                _ => (0, 0),
+            };
+            let rt = store_rt(rng, load == 1, p == 0 || w == 1);
+            let small = p == 0 || w == 1;
+            let reg = rng.below(3) == 0;
+            let off = if reg {
+                1 << 25 | rng.below(5) << 7 | IDX_REG
+            } else if small {
+                rng.below(65)
+            } else {
+                rng.below(4096)
+            };
+            c | 1 << 26
+                | p << 24
+                | u << 23
+                | byte << 22
+                | w << 21
+                | load << 20
+                | BASE_REG << 16
+                | rt << 12
+                | off
+        }
+        // LDRH/STRH/LDRSB/LDRSH, immediate or register offset.
+        13 => {
+            let (load, sh) = match rng.below(4) {
+                0 => (0, 0b01),
+                1 => (1, 0b01),
+                2 => (1, 0b10),
+                _ => (1, 0b11),
+            };
+            let (p, w) = match rng.below(3) {
+                0 => (1, 0),
+                1 => (1, 1),
+                _ => (0, 0),
+            };
+            let rt = store_rt(rng, load == 1, p == 0 || w == 1);
+            let u = rng.below(2);
+            let imm_form = rng.below(2);
+            let (hi, lo) = if imm_form == 1 {
+                let v = if p == 0 || w == 1 {
+                    rng.below(65)
+                } else {
+                    rng.below(256)
+                };
+                (v >> 4, v & 15)
+            } else {
+                (0, IDX_REG)
+            };
+            c | p << 24
+                | u << 23
+                | imm_form << 22
+                | w << 21
+                | load << 20
+                | BASE_REG << 16
+                | rt << 12
+                | hi << 8
+                | 1 << 7
+                | sh << 5
+                | 1 << 4
+                | lo
+        }
+        // A forward branch inside the sequence (possibly to its end).
+        14 if left > 0 => {
+            let skip = rng.below(left.min(3) + 1); // 0..=min(left,3) instructions skipped
+            c | 0x0a00_0000 | (skip.wrapping_sub(1) & 0xff_ffff)
+        }
+        _ => c | 0x0320_f000, // NOP
+    }
+}
+
+pub fn sequence(rng: &mut Rng) -> Case {
+    let n = 1 + rng.below(8);
+    let code = (0..n).map(|k| insn(rng, n - 1 - k)).collect();
+    let mut regs = random_regs(rng, false);
+    regs[15] = rng.u32() & 0xf000_0000;
+    Case::new(false, code, regs)
+}
