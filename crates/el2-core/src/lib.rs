@@ -11,4 +11,5 @@ pub mod psci;
 pub mod s1walk;
 pub mod smccc;
 pub mod switch;
+pub mod sysreg;
 pub mod vcpu;

@@ -49,8 +49,7 @@ impl GuestRegs {
 }
 
 /// EL1 (and EL0) system registers a guest OS owns. Loaded into hardware while the vCPU
-/// runs; when they are saved depends on the world-switch backend (every exit on non-VHE,
-/// `vcpu_put` on VHE).
+/// runs: both world-switch backends load them in `vcpu_load` and save them in `vcpu_put`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[allow(missing_docs)] // each field is the register of the same name
@@ -111,7 +110,8 @@ pub struct FpState {
 /// EL2 controls that differ per VM or vCPU and are installed by `vcpu_load`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VcpuControls {
-    /// `HCR_EL2` while this vCPU runs (see `switch::hcr` for each bit).
+    /// `HCR_EL2` while this vCPU runs (see [`crate::switch::controls::guest_hcr`] for each
+    /// bit).
     pub hcr_el2: u64,
     /// `VTTBR_EL2`: the VM's stage-2 root table and VMID.
     pub vttbr_el2: u64,

@@ -1,55 +1,11 @@
-//! The EL2 control-register values the hypervisor runs guests with, one documented bit at
-//! a time. Pure values, so they are host-tested and shown in logs.
+//! The EL2 control-register values the hypervisor runs guests with, built from named fields
+//! (`aarch64-cpu`'s `HCR_EL2`, `CNTHCTL_EL2`; [`crate::sysreg::fields`] for the layouts it
+//! lacks), each with the reason it is set. Pure values, so they are host-tested and shown in
+//! logs; the world switch writes them with `HCR_EL2.set(..)`.
 
-/// `HCR_EL2` bits (Arm ARM D19.2.48).
-pub mod hcr {
-    /// `HCR_EL2.VM`: enable stage-2 translation for EL1&0 — each VM sees only its own RAM.
-    pub const VM: u64 = 1 << 0;
-    /// `HCR_EL2.SWIO`: data-cache invalidate by set/way is upgraded to clean+invalidate, so
-    /// a guest cannot discard another VM's dirty lines (set/way ops are not trapped).
-    pub const SWIO: u64 = 1 << 1;
-    /// `HCR_EL2.FMO`: physical FIQs go to EL2; enables virtual FIQs.
-    pub const FMO: u64 = 1 << 3;
-    /// `HCR_EL2.IMO`: physical IRQs go to EL2; enables virtual IRQs.
-    pub const IMO: u64 = 1 << 4;
-    /// `HCR_EL2.AMO`: physical SErrors go to EL2; enables virtual SErrors.
-    pub const AMO: u64 = 1 << 5;
-    /// `HCR_EL2.VI`: a virtual IRQ is pending for the guest.
-    pub const VI: u64 = 1 << 7;
-    /// `HCR_EL2.FB`: TLB and I-cache maintenance by the guest is broadcast to the Inner
-    /// Shareable domain, so a vCPU that migrates never misses an invalidation.
-    pub const FB: u64 = 1 << 9;
-    /// `HCR_EL2.BSU` = Inner Shareable: guest barriers are upgraded accordingly.
-    pub const BSU_IS: u64 = 1 << 10;
-    /// `HCR_EL2.TWI`: trap WFI, so an idle vCPU gives its CPU back.
-    pub const TWI: u64 = 1 << 13;
-    /// `HCR_EL2.TWE`: trap WFE (not set: spin-wait loops are cheaper natively).
-    pub const TWE: u64 = 1 << 14;
-    /// `HCR_EL2.TID3`: trap reads of the ID group 3 registers (`ID_AA64*_EL1`), so the
-    /// guest sees only features the hypervisor context-switches (no SVE, SME, MTE, AMU...).
-    pub const TID3: u64 = 1 << 18;
-    /// `HCR_EL2.TSC`: trap SMC; the guest's firmware calls (PSCI, SMCCC) are emulated and
-    /// never reach the real firmware.
-    pub const TSC: u64 = 1 << 19;
-    /// `HCR_EL2.TIDCP`: trap implementation-defined system registers (`S3_x_C15_*`),
-    /// which get an UNDEFINED exception.
-    pub const TIDCP: u64 = 1 << 20;
-    /// `HCR_EL2.TACR`: trap `ACTLR_EL1`, which is IMPLEMENTATION DEFINED and may control
-    /// errata workarounds the guest must not turn off.
-    pub const TACR: u64 = 1 << 21;
-    /// `HCR_EL2.RW`: EL1 is AArch64.
-    pub const RW: u64 = 1 << 31;
-    /// `HCR_EL2.E2H`: the hypervisor runs with Virtualization Host Extensions.
-    pub const E2H: u64 = 1 << 34;
-    /// `HCR_EL2.TLOR`: trap the LORegion registers (LOR is hidden from guests).
-    pub const TLOR: u64 = 1 << 35;
-    /// `HCR_EL2.APK`: do not trap pointer-authentication key registers (keys are switched).
-    pub const APK: u64 = 1 << 40;
-    /// `HCR_EL2.API`: do not trap pointer-authentication instructions.
-    pub const API: u64 = 1 << 41;
-    /// `HCR_EL2.TGE`: EL1 is disabled and EL0 exceptions go to EL2 (the VHE host's value).
-    pub const TGE: u64 = 1 << 27;
-}
+use aarch64_cpu::registers::{CNTHCTL_EL2, HCR_EL2};
+
+use crate::sysreg::fields::{CNTHCTL_EL2_E2H1, CPTR_EL2_E2H0, CPTR_EL2_E2H1};
 
 /// `HCR_EL2` for running a guest.
 ///
@@ -57,51 +13,101 @@ pub mod hcr {
 /// keys (`HCR_EL2.API`/`APK` set); otherwise pointer-authentication instructions trap and
 /// the guest sees them hidden.
 pub fn guest_hcr(vhe: bool, pauth: bool) -> u64 {
-    use hcr::*;
-    let mut v =
-        VM | SWIO | FMO | IMO | AMO | FB | BSU_IS | TWI | TID3 | TSC | TIDCP | TACR | TLOR | RW;
+    use HCR_EL2::*;
+    // VM: enable stage-2 translation for EL1&0 — each VM sees only its own RAM.
+    let mut v = VM::Enable
+        // SWIO: data-cache invalidate by set/way is upgraded to clean+invalidate, so a guest
+        // cannot discard another VM's dirty lines (set/way ops are not trapped).
+        + SWIO::SET
+        // FMO: physical FIQs go to EL2; enables virtual FIQs.
+        + FMO::EnableVirtualFIQ
+        // IMO: physical IRQs go to EL2; enables virtual IRQs.
+        + IMO::EnableVirtualIRQ
+        // AMO: physical SErrors go to EL2; enables virtual SErrors.
+        + AMO::SET
+        // FB: TLB and I-cache maintenance by the guest is broadcast to the Inner Shareable
+        // domain, so a vCPU that migrates never misses an invalidation.
+        + FB::SET
+        // BSU = Inner Shareable: guest barriers are upgraded accordingly.
+        + BSU::InnerShareable
+        // TWI: trap WFI, so an idle vCPU gives its CPU back. (TWE stays clear: spin-wait
+        // loops on WFE are cheaper natively.)
+        + TWI::SET
+        // TID3: trap reads of the ID group 3 registers (`ID_AA64*_EL1`), so the guest sees
+        // only features the hypervisor context-switches (no SVE, SME, MTE, AMU...).
+        + TID3::SET
+        // TSC: trap SMC; the guest's firmware calls (PSCI, SMCCC) are emulated and never
+        // reach the real firmware.
+        + TSC::EnableTrapEl1SmcToEl2
+        // TIDCP: trap implementation-defined system registers (`S3_x_C15_*`), which get an
+        // UNDEFINED exception.
+        + TIDCP::SET
+        // TACR: trap `ACTLR_EL1`, which is IMPLEMENTATION DEFINED and may control errata
+        // workarounds the guest must not turn off.
+        + TACR::SET
+        // TLOR: trap the LORegion registers (LOR is hidden from guests).
+        + TLOR::SET
+        // RW: EL1 is AArch64.
+        + RW::EL1IsAarch64;
     if pauth {
-        v |= API | APK;
+        // API/APK: do not trap pointer-authentication instructions and key registers (the
+        // world switch switches the keys).
+        v += API::DisableTrapPointerAuthInstToEl2 + APK::DisableTrapPointerAuthKeyRegsToEl2;
     }
     if vhe {
-        v |= E2H;
+        // E2H: the hypervisor runs with Virtualization Host Extensions.
+        v += E2H::EnableOsAtEl2;
     }
-    v
+    v.value
 }
 
-/// `HCR_EL2` while the non-VHE hypervisor handles an exit: guest traps and stage 2 off.
-pub const HOST_HCR_NVHE: u64 = hcr::RW;
-/// `HCR_EL2` of the VHE hypervisor outside any vCPU.
-pub const HOST_HCR_VHE: u64 = hcr::RW | hcr::E2H | hcr::TGE;
+/// `HCR_EL2` while the non-VHE hypervisor handles an exit or runs no vCPU: guest traps and
+/// stage 2 off, EL1 AArch64 (`HCR_EL2.RW`).
+pub const HOST_HCR_NVHE: u64 = HCR_EL2::RW::EL1IsAarch64.value;
 
-/// `CPTR_EL2` (E2H=0 layout): RES1 bits \[13:12\], \[9:0\] (bit 8 is `TZ`, trapping SVE).
-pub const CPTR_NVHE_RES1: u64 = 0x33ff;
-/// `CPTR_EL2.TFP` (E2H=0): trap FP/SIMD at EL0-EL2.
-pub const CPTR_NVHE_TFP: u64 = 1 << 10;
-/// `CPTR_EL2.TAM`: trap activity-monitor accesses (AMU is hidden from guests).
-pub const CPTR_TAM: u64 = 1 << 30;
-/// `CPTR_EL2.FPEN` = 0b11 (E2H=1 layout): FP/SIMD not trapped.
-pub const CPTR_VHE_FPEN: u64 = 0b11 << 20;
+/// `HCR_EL2` of the VHE hypervisor outside any vCPU: `E2H` (the host runs in the EL2&0
+/// regime), `TGE` (EL1 is disabled and EL0 exceptions go to EL2), `RW`.
+pub const HOST_HCR_VHE: u64 = HCR_EL2::RW::EL1IsAarch64.value
+    | HCR_EL2::E2H::EnableOsAtEl2.value
+    | HCR_EL2::TGE::EnableTrapGeneralExceptionsToEl2.value;
 
-/// `CPTR_EL2` for a guest: FP trapped until first use (lazy switch), SVE and AMU trapped.
+/// `HCR_EL2` of the hypervisor outside any vCPU, for the backend (`vhe`).
+pub const fn host_hcr(vhe: bool) -> u64 {
+    if vhe {
+        HOST_HCR_VHE
+    } else {
+        HOST_HCR_NVHE
+    }
+}
+
+/// `CPTR_EL2` for a guest: FP trapped until first use (lazy switch, `fp_loaded` = false),
+/// SVE, SME and AMU trapped. The layout moves with `HCR_EL2.E2H`.
 pub fn guest_cptr(vhe: bool, fp_loaded: bool) -> u64 {
-    match (vhe, fp_loaded) {
-        (false, false) => CPTR_NVHE_RES1 | CPTR_NVHE_TFP | CPTR_TAM,
-        (false, true) => CPTR_NVHE_RES1 | CPTR_TAM,
-        // ZEN=0b00 and SMEN=0b00 trap SVE/SME; FPEN=0b00 traps FP.
-        (true, false) => CPTR_TAM,
-        (true, true) => CPTR_TAM | CPTR_VHE_FPEN,
+    if vhe {
+        use CPTR_EL2_E2H1::*;
+        // TAM: activity monitors are hidden from guests. ZEN = SMEN = 0b00 trap SVE and
+        // SME; FPEN = 0b00 traps FP/SIMD until the guest's state is loaded.
+        let fp = if fp_loaded { FPEN::NoTrap } else { FPEN::Trap };
+        (TAM::SET + ZEN::Trap + SMEN::Trap + fp).value
+    } else {
+        use CPTR_EL2_E2H0::*;
+        // The RES1 bits, TZ and TSM (trap SVE and SME; RES1 without them), TAM (activity
+        // monitors are hidden from guests); TFP traps FP/SIMD until the guest's state is
+        // loaded.
+        let fixed = RES1_13::SET + RES1_9::SET + RES1_7_0.val(0xff) + TZ::SET + TSM::SET;
+        let fp = if fp_loaded { TFP::CLEAR } else { TFP::SET };
+        (fixed + TAM::SET + fp).value
     }
 }
 
 /// `CNTHCTL_EL2` for a guest: physical counter readable (`EL1PCTEN`), physical timer
-/// trapped (`EL1PCEN`=0, emulated by the hypervisor). The bit positions move with E2H
+/// trapped (`EL1PCEN` = 0, emulated by the hypervisor). The bit positions move with E2H
 /// (seed `002`): bits 0/1 without VHE, bits 10/11 with VHE.
 pub fn guest_cnthctl(vhe: bool) -> u64 {
     if vhe {
-        1 << 10
+        (CNTHCTL_EL2_E2H1::EL1PCTEN::SET + CNTHCTL_EL2_E2H1::EL1PCEN::CLEAR).value
     } else {
-        1 << 0
+        (CNTHCTL_EL2::EL1PCTEN::SET + CNTHCTL_EL2::EL1PCEN::CLEAR).value
     }
 }
 

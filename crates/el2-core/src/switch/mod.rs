@@ -1,4 +1,4 @@
-//! The world switch: one trait, two backends.
+//! The world switch: one trait, two backends, one body.
 //!
 //! - `nvhe::NonVhe` (ARMv8.0, e.g. Cortex-A57): the hypervisor runs in the EL2 regime
 //!   (`HCR_EL2.E2H=0`). The guest's EL1 system registers, pointer-auth keys, traps and
@@ -9,6 +9,10 @@
 //!   registers stay loaded across exits and are saved only on `vcpu_put`; traps and stage 2
 //!   stay enabled while the hypervisor handles an exit.
 //!
+//! Both are `Switch<VHE>` (`backend.rs`): one save/restore sequence, with what differs
+//! chosen by `VHE` at compile time — the guest's EL1 register names (`el1.rs`: EL1 names or
+//! `*_EL12` aliases) and the E2H-dependent control values ([`controls`]).
+//!
 //! The run loop is the same for both:
 //! `vcpu_load; loop { let exit = run(vcpu); handle(exit) }; vcpu_put`.
 //! Between `vcpu_load` and `vcpu_put`, guest EL1 registers are read and written through
@@ -17,16 +21,20 @@
 pub mod controls;
 
 #[cfg(target_arch = "aarch64")]
+mod backend;
+#[cfg(target_arch = "aarch64")]
+mod el1;
+#[cfg(target_arch = "aarch64")]
 mod entry;
 #[cfg(target_arch = "aarch64")]
 mod fp;
 #[cfg(target_arch = "aarch64")]
 pub mod nvhe;
 #[cfg(target_arch = "aarch64")]
-mod sysreg;
-#[cfg(target_arch = "aarch64")]
 pub mod vhe;
 
+#[cfg(target_arch = "aarch64")]
+pub use backend::Switch;
 #[cfg(target_arch = "aarch64")]
 pub use entry::{vector_table_address, HostExceptionFrame};
 

@@ -5,15 +5,14 @@
 //! breakpoints and watchpoints are also disabled, so what one VM arms never fires in, nor
 //! is read by, another. `MDSCR_EL1` is part of the EL1 context the world switch saves.
 
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{Readable, Writeable, ID_AA64DFR0_EL1, MDCR_EL2};
 use el2_core::exit::SysRegAccess;
-use el2_core::{read_sysreg, write_sysreg};
+use el2_core::sysreg::{DBGBCRn_EL1, DBGBVRn_EL1, DBGWCRn_EL1, DBGWVRn_EL1};
 use spin::Once;
 
 /// Most breakpoints or watchpoints the architecture has (`ID_AA64DFR0_EL1.BRPs/WRPs` + 1).
 const MAX: usize = 16;
-
-/// `MDCR_EL2.TDA`: trap EL1/EL0 debug register accesses to EL2.
-const MDCR_TDA: u64 = 1 << 9;
 
 /// One vCPU's breakpoint/watchpoint registers.
 #[derive(Debug, Clone, Default)]
@@ -30,41 +29,15 @@ pub struct DebugRegs {
 fn counts() -> (usize, usize) {
     static COUNTS: Once<(usize, usize)> = Once::new();
     *COUNTS.call_once(|| {
-        let dfr0 = read_sysreg!("id_aa64dfr0_el1");
-        let brps = ((dfr0 >> 12) & 0xf) as usize + 1;
-        let wrps = ((dfr0 >> 20) & 0xf) as usize + 1;
+        let dfr0 = ID_AA64DFR0_EL1.extract();
+        let brps = dfr0.read(ID_AA64DFR0_EL1::BRPs) as usize + 1;
+        let wrps = dfr0.read(ID_AA64DFR0_EL1::WRPs) as usize + 1;
         (brps.min(MAX), wrps.min(MAX))
     })
 }
 
-/// Reads debug register `$reg<$n>_el1` (names built at compile time).
-macro_rules! dbg_read {
-    ($reg:literal, $n:literal) => {{
-        let v: u64;
-        // SAFETY: reading a breakpoint/watchpoint register at EL2 has no memory effects;
-        // `$n` is below the count the CPU implements (checked by the caller).
-        unsafe {
-            core::arch::asm!(concat!("mrs {}, ", $reg, $n, "_el1"), out(reg) v,
-                options(nomem, nostack, preserves_flags))
-        };
-        v
-    }};
-}
-
-/// Writes debug register `$reg<$n>_el1`.
-macro_rules! dbg_write {
-    ($reg:literal, $n:literal, $v:expr) => {{
-        let v: u64 = $v;
-        // SAFETY: as in `dbg_read`; the registers only arm debug events for EL1/EL0 of the
-        // loaded vCPU (`MDSCR_EL1` of that vCPU enables them).
-        unsafe {
-            core::arch::asm!(concat!("msr ", $reg, $n, "_el1, {}"), in(reg) v,
-                options(nomem, nostack, preserves_flags))
-        };
-    }};
-}
-
-/// Calls `$m!(n)` for every register index 0..16 (system register names need literals).
+/// Calls `$m!(n)` for every register index 0..16 (the index is part of the register name,
+/// so a compile-time constant).
 macro_rules! each_index {
     ($m:ident) => {
         $m!(0);
@@ -99,12 +72,12 @@ impl DebugRegs {
         macro_rules! put {
             ($n:literal) => {
                 if $n < b {
-                    dbg_write!("dbgbvr", $n, self.bvr[$n]);
-                    dbg_write!("dbgbcr", $n, self.bcr[$n]);
+                    DBGBVRn_EL1::<$n>.set(self.bvr[$n]);
+                    DBGBCRn_EL1::<$n>.set(self.bcr[$n]);
                 }
                 if $n < w {
-                    dbg_write!("dbgwvr", $n, self.wvr[$n]);
-                    dbg_write!("dbgwcr", $n, self.wcr[$n]);
+                    DBGWVRn_EL1::<$n>.set(self.wvr[$n]);
+                    DBGWCRn_EL1::<$n>.set(self.wcr[$n]);
                 }
             };
         }
@@ -118,16 +91,16 @@ impl DebugRegs {
         macro_rules! take {
             ($n:literal) => {
                 if $n < b {
-                    self.bvr[$n] = dbg_read!("dbgbvr", $n);
-                    self.bcr[$n] = dbg_read!("dbgbcr", $n);
-                    dbg_write!("dbgbcr", $n, 0);
-                    dbg_write!("dbgbvr", $n, 0);
+                    self.bvr[$n] = DBGBVRn_EL1::<$n>.get();
+                    self.bcr[$n] = DBGBCRn_EL1::<$n>.get();
+                    DBGBCRn_EL1::<$n>.set(0);
+                    DBGBVRn_EL1::<$n>.set(0);
                 }
                 if $n < w {
-                    self.wvr[$n] = dbg_read!("dbgwvr", $n);
-                    self.wcr[$n] = dbg_read!("dbgwcr", $n);
-                    dbg_write!("dbgwcr", $n, 0);
-                    dbg_write!("dbgwvr", $n, 0);
+                    self.wvr[$n] = DBGWVRn_EL1::<$n>.get();
+                    self.wcr[$n] = DBGWCRn_EL1::<$n>.get();
+                    DBGWCRn_EL1::<$n>.set(0);
+                    DBGWVRn_EL1::<$n>.set(0);
                 }
             };
         }
@@ -135,18 +108,18 @@ impl DebugRegs {
     }
 }
 
-/// Sets or clears `MDCR_EL2.TDA` on this CPU.
+/// Sets or clears `MDCR_EL2.TDA` (trap EL1/EL0 debug register accesses to EL2) on this CPU.
 pub fn set_trap(trap: bool) {
-    let mdcr = read_sysreg!("mdcr_el2");
-    let want = if trap {
-        mdcr | MDCR_TDA
+    let mdcr = MDCR_EL2.get();
+    let tda = if trap {
+        MDCR_EL2::TDA::SET
     } else {
-        mdcr & !MDCR_TDA
+        MDCR_EL2::TDA::CLEAR
     };
+    let want = tda.modify(mdcr);
     if want != mdcr {
-        write_sysreg!("mdcr_el2", want);
-        // SAFETY: ISB makes the new trap setting apply before the guest runs; no memory
-        // effects.
-        unsafe { core::arch::asm!("isb", options(nomem, nostack, preserves_flags)) };
+        MDCR_EL2.set(want);
+        // The new trap setting applies before the guest runs.
+        barrier::isb(barrier::SY);
     }
 }

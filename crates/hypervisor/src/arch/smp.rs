@@ -7,7 +7,7 @@ use alloc::vec;
 
 use super::{cpu, gic, mmu, percpu};
 use crate::platform::PsciConduit;
-use el2_core::write_sysreg;
+use aarch64_cpu::registers::{Writeable, CNTHP_CTL_EL2};
 
 /// EL2 stack size of a secondary CPU.
 const STACK_SIZE: usize = 64 * 1024;
@@ -131,7 +131,8 @@ extern "C" fn hv_secondary_main(boot: &SecondaryBoot) -> ! {
     let mpidr = percpu::all().get(index).map(|c| c.mpidr).unwrap_or(0);
     let g = gic::init_cpu(mpidr);
     percpu::set_current(index, g);
-    write_sysreg!("cnthp_ctl_el2", 2);
+    // The EL2 physical timer starts disabled and masked until the scheduler arms it.
+    CNTHP_CTL_EL2.write(CNTHP_CTL_EL2::IMASK::SET);
     percpu::mark_online();
     super::cpu_loop::cpu_loop()
 }

@@ -1,8 +1,11 @@
 //! The boot CPU's path from the first Rust instruction to running VMs.
 
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{
+    Readable, Writeable, HCR_EL2, ID_AA64MMFR0_EL1, ID_AA64MMFR1_EL1, MDCR_EL2, MPIDR_EL1,
+};
 use alloc::vec::Vec;
 use el2_core::switch::{controls, nvhe::NonVhe, vhe::Vhe, Backend, WorldSwitch};
-use el2_core::{read_sysreg, write_sysreg};
 use stage2::Stage2Config;
 
 use alloc::sync::Arc;
@@ -54,16 +57,9 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     let args = BootArgs::parse(info.bootargs, |_| {});
     let backend = Backend::choose(feats.vhe, args.backend);
     let vhe = backend == Backend::Vhe;
-    write_sysreg!(
-        "hcr_el2",
-        if vhe {
-            controls::HOST_HCR_VHE
-        } else {
-            controls::HOST_HCR_NVHE
-        }
-    );
-    // SAFETY: ISB synchronises the HCR_EL2.E2H change before the MMU is configured.
-    unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
+    HCR_EL2.set(controls::host_hcr(vhe));
+    // The HCR_EL2.E2H change takes effect before the MMU is configured.
+    barrier::isb(barrier::SY);
 
     // SAFETY: boot CPU, MMU off, built once.
     let mut map = unsafe { mmu::IdentityMap::new() };
@@ -186,8 +182,8 @@ fn main_with_mmu(
     crate::hv_log!("heap: {} MiB", (heap::HEAP_SIZE as u64 + grown) >> 20);
     super::host_virtio::init(info.virtio_windows(), info.virtio_intids());
 
-    let mmfr0 = read_sysreg!("id_aa64mmfr0_el1");
-    let mmfr1 = read_sysreg!("id_aa64mmfr1_el1");
+    let mmfr0 = ID_AA64MMFR0_EL1.get();
+    let mmfr1 = ID_AA64MMFR1_EL1.get();
     let s2cfg = match Stage2Config::from_id_regs(mmfr0, mmfr1, layout::IPA_BITS) {
         Ok(c) => c,
         Err(e) => {
@@ -215,7 +211,7 @@ fn main_with_mmu(
         hcr,
         controls::guest_cptr(backend == Backend::Vhe, false),
         controls::guest_cnthctl(backend == Backend::Vhe),
-        read_sysreg!("mdcr_el2"),
+        MDCR_EL2.get(),
         s2cfg.vtcr(),
         s2cfg.ipa_bits()
     );
@@ -241,7 +237,8 @@ fn main_with_mmu(
         crate::hv_log!("FATAL: no GIC in the host device tree");
         power::exit(1)
     }
-    let my_mpidr = read_sysreg!("mpidr_el1") & 0xff_00ff_ffff;
+    // Aff3:Aff2:Aff1:Aff0, the identity the device tree and PSCI use.
+    let my_mpidr = MPIDR_EL1.get() & 0xff_00ff_ffff;
     let mut mpidrs: Vec<u64> = info.cpu_mpidrs().to_vec();
     if let Some(pos) = mpidrs.iter().position(|&m| m == my_mpidr) {
         mpidrs.swap(0, pos);
@@ -253,11 +250,7 @@ fn main_with_mmu(
     percpu::set_current(0, g);
     timer::disarm();
     percpu::mark_online();
-    let hcr_host = if backend == Backend::Vhe {
-        controls::HOST_HCR_VHE
-    } else {
-        controls::HOST_HCR_NVHE
-    };
+    let hcr_host = controls::host_hcr(backend == Backend::Vhe);
     smp::start_secondaries(info.psci, backend == Backend::Vhe, s2cfg.vtcr(), hcr_host);
 
     let Some(pkg_range) = info.initrd else {

@@ -1,8 +1,17 @@
 //! GICv3 host driver: distributor, this CPU's redistributor, and the system-register CPU
 //! interface.
 
-use el2_core::{read_sysreg, write_sysreg};
-use tock_registers::interfaces::{Readable, Writeable};
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::ICC_SRE_EL2;
+use el2_core::sysreg::fields::{
+    ICC_BPR1_EL1 as BPR1, ICC_CTLR_EL1 as CTLR, ICC_IGRPEN1_EL1 as IGRPEN1, ICC_PMR_EL1 as PMR,
+    ICC_SGI1R_EL1 as SGI1R,
+};
+use el2_core::sysreg::{
+    ICC_BPR1_EL1, ICC_CTLR_EL1, ICC_DIR_EL1, ICC_EOIR1_EL1, ICC_IAR1_EL1, ICC_IGRPEN1_EL1,
+    ICC_PMR_EL1, ICC_SGI1R_EL1,
+};
+use tock_registers::interfaces::{ReadWriteable, Readable, Writeable};
 use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite};
 
@@ -60,10 +69,6 @@ const WAKER_PS: u32 = 1 << 1;
 const WAKER_CA: u32 = 1 << 2;
 /// `GICR_TYPER.Last`.
 const TYPER_LAST: u64 = 1 << 4;
-/// `ICC_SRE_EL2`: SRE, DFB, DIB, Enable (lets EL1 use its system-register interface).
-const ICC_SRE_EL2_VALUE: u64 = 0b1111;
-/// `ICC_CTLR_EL1.EOImode`.
-const ICC_CTLR_EOIMODE: u64 = 1 << 1;
 
 /// The host GICv3.
 pub struct GicV3 {
@@ -182,58 +187,58 @@ impl GicV3 {
         } else {
             crate::hv_warn!("no GICv3 redistributor for MPIDR {mpidr:#x}");
         }
-        // ICC_SRE_EL2
-        write_sysreg!("s3_4_c12_c9_5", ICC_SRE_EL2_VALUE);
-        // SAFETY: ISB makes the SRE change visible before ICC_* accesses.
-        unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
-        // ICC_PMR_EL1
-        write_sysreg!("s3_0_c4_c6_0", 0xff);
-        // ICC_BPR1_EL1
-        write_sysreg!("s3_0_c12_c12_3", 0);
-        // ICC_CTLR_EL1
-        let ctlr = read_sysreg!("s3_0_c12_c12_4");
-        write_sysreg!("s3_0_c12_c12_4", ctlr | ICC_CTLR_EOIMODE);
-        // ICC_IGRPEN1_EL1
-        write_sysreg!("s3_0_c12_c12_7", 1);
-        // SAFETY: as above.
-        unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
+        // System-register interface at EL2 (SRE), FIQ and IRQ bypass disabled (DFB, DIB),
+        // and EL1 may use its own system-register interface (Enable).
+        ICC_SRE_EL2.write(
+            ICC_SRE_EL2::SRE::SET
+                + ICC_SRE_EL2::DFB::SET
+                + ICC_SRE_EL2::DIB::SET
+                + ICC_SRE_EL2::ENABLE::SET,
+        );
+        // The SRE change takes effect before the ICC_* accesses below.
+        barrier::isb(barrier::SY);
+        // Every priority unmasked; binary point 0, the finest group-priority split.
+        ICC_PMR_EL1.write(PMR::Priority.val(0xff));
+        ICC_BPR1_EL1.write(BPR1::BinaryPoint.val(0));
+        // Split priority drop (ICC_EOIR1_EL1) from deactivation (ICC_DIR_EL1).
+        ICC_CTLR_EL1.modify(CTLR::EOImode::SET);
+        ICC_IGRPEN1_EL1.write(IGRPEN1::Enable::SET);
+        barrier::isb(barrier::SY);
         found.unwrap_or(0)
     }
 
     /// Reads `ICC_IAR1_EL1`.
     pub fn ack(&self) -> u32 {
-        let v = read_sysreg!("s3_0_c12_c12_0") as u32;
-        // SAFETY: DSB SY orders the acknowledge before the handler's effects.
-        unsafe { core::arch::asm!("dsb sy", options(nostack)) };
+        let v = ICC_IAR1_EL1.get() as u32;
+        // The acknowledge is ordered before the handler's effects.
+        barrier::dsb(barrier::SY);
         v
     }
 
-    /// Writes `ICC_EOIR1_EL1` (priority drop under EOImode 1).
+    /// Writes `ICC_EOIR1_EL1` (priority drop under EOImode 1) with the value `ack` read.
     pub fn eoi(&self, iar: u32) {
-        write_sysreg!("s3_0_c12_c12_1", iar as u64);
+        ICC_EOIR1_EL1.set(iar.into());
     }
 
-    /// Writes `ICC_DIR_EL1` (deactivation).
+    /// Writes `ICC_DIR_EL1` (deactivation) with the value `ack` read.
     pub fn deactivate(&self, iar: u32) {
-        write_sysreg!("s3_0_c12_c11_1", iar as u64);
+        ICC_DIR_EL1.set(iar.into());
     }
 
     /// Sends SGI `intid` to the CPU with `mpidr` through `ICC_SGI1R_EL1`.
     pub fn send_sgi(mpidr: u64, intid: u32) {
-        let aff0 = mpidr & 0xf;
-        let rs = (mpidr >> 4) & 0xf; // range selector for Aff0 >= 16
-        let v = ((mpidr >> 32) & 0xff) << 48
-            | ((mpidr >> 16) & 0xff) << 32
-            | rs << 44
-            | ((intid as u64) & 0xf) << 24
-            | ((mpidr >> 8) & 0xff) << 16
-            | (1 << aff0);
-        // SAFETY: DSB ISHST makes prior memory writes (the kick flags) visible before the
-        // SGI is generated.
-        unsafe { core::arch::asm!("dsb ishst", options(nostack)) };
-        // ICC_SGI1R_EL1
-        write_sysreg!("s3_0_c12_c11_5", v);
-        // SAFETY: ISB completes the system-register write.
-        unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
+        // Aff0 = RS * 16 + the target's bit in TargetList (`val` keeps a field's own bits).
+        let aff0 = mpidr & 0xff;
+        let v = SGI1R::Aff3.val(mpidr >> 32)
+            + SGI1R::Aff2.val(mpidr >> 16)
+            + SGI1R::Aff1.val(mpidr >> 8)
+            + SGI1R::RS.val(aff0 >> 4)
+            + SGI1R::INTID.val(intid.into())
+            + SGI1R::TargetList.val(1 << (aff0 & 0xf));
+        // Prior memory writes (the kick flags) are visible before the SGI is generated.
+        barrier::dsb(barrier::ISHST);
+        ICC_SGI1R_EL1.write(v);
+        // The system-register write completes.
+        barrier::isb(barrier::SY);
     }
 }

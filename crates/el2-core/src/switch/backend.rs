@@ -1,0 +1,118 @@
+//! The world switch, written once for both backends — as Linux's
+//! `hyp/include/hyp/switch.h` is shared by `hyp/vhe/switch.c` and `hyp/nvhe/switch.c`.
+//!
+//! [`Switch<VHE>`] is the whole backend; `vhe::Vhe` and `nvhe::NonVhe` name its two
+//! instances. The sequence (which registers, in which order, when) is the same for both;
+//! what `VHE` chooses, at compile time, is data:
+//! - how EL2 names the guest's EL1 registers: the EL1 names, or the `*_EL12`/`*_EL02`
+//!   aliases (`el1.rs`, one table with both columns);
+//! - the `HCR_EL2.E2H`-dependent layouts of `CPTR_EL2` and `CNTHCTL_EL2`, and the host's
+//!   `HCR_EL2` (`E2H` + `TGE` with VHE) — [`super::controls`].
+//!
+//! `vcpu_load` installs the guest's EL1 registers, stage 2, traps and pointer-auth keys (EL1
+//! translation state before `VTTBR_EL2` and the traps, the order KVM keeps for the
+//! Cortex-A57/A72 speculative-AT errata; the keys, which nothing at EL2 uses, last). They
+//! stay live across exits, so an exit costs the general registers and three syndrome reads;
+//! `vcpu_put` saves them and gives EL2 back its host controls.
+
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{
+    CNTHCTL_EL2, CNTVOFF_EL2, CPTR_EL2, ESR_EL2, FAR_EL2, HCR_EL2, HPFAR_EL2, VMPIDR_EL2, VTTBR_EL2,
+};
+use tock_registers::interfaces::{Readable, Writeable};
+
+use super::{controls, el1, entry, fp, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
+use crate::sysreg::VPIDR_EL2;
+use crate::vcpu::VcpuContext;
+
+/// A world-switch backend: `VHE` = true runs the hypervisor with `HCR_EL2.E2H` = 1 (ARMv8.1
+/// FEAT_VHE), false in the ARMv8.0 EL2 regime. Stateless apart from `pauth`; constructing
+/// one touches no hardware.
+#[derive(Debug, Clone, Copy)]
+pub struct Switch<const VHE: bool> {
+    /// The CPU implements pointer authentication: switch the keys.
+    pub pauth: bool,
+}
+
+impl<const VHE: bool> WorldSwitch for Switch<VHE> {
+    fn backend(&self) -> Backend {
+        if VHE {
+            Backend::Vhe
+        } else {
+            Backend::NonVhe
+        }
+    }
+
+    unsafe fn vcpu_load(&self, vcpu: &mut VcpuContext) {
+        let c = &vcpu.controls;
+        VMPIDR_EL2.set(c.vmpidr_el2);
+        VPIDR_EL2.set(c.vpidr_el2);
+        CNTVOFF_EL2.set(c.cntvoff_el2);
+        el1::restore::<VHE>(&vcpu.el1);
+        VTTBR_EL2.set(c.vttbr_el2);
+        CPTR_EL2.set(controls::guest_cptr(VHE, vcpu.fp_loaded));
+        CNTHCTL_EL2.set(controls::guest_cnthctl(VHE));
+        HCR_EL2.set(c.hcr_el2);
+        if self.pauth {
+            el1::restore_pauth(&vcpu.pauth);
+        }
+        barrier::isb(barrier::SY);
+    }
+
+    unsafe fn run(&self, vcpu: &mut VcpuContext) -> RawExit {
+        // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed them
+        // since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives the call.
+        let kind = unsafe { entry::enter_guest(&mut vcpu.regs) };
+        RawExit {
+            kind: exit_kind(kind),
+            esr: ESR_EL2.get(),
+            far: FAR_EL2.get(),
+            hpfar: HPFAR_EL2.get(),
+        }
+    }
+
+    unsafe fn vcpu_put(&self, vcpu: &mut VcpuContext) {
+        el1::save::<VHE>(&mut vcpu.el1);
+        // Stop the guest's virtual timer while the vCPU is not loaded; a software timer
+        // stands in for it.
+        el1::stop_vtimer::<VHE>();
+        if self.pauth {
+            el1::save_pauth(&mut vcpu.pauth);
+        }
+        if vcpu.fp_loaded {
+            fp::save(&mut vcpu.fp);
+            vcpu.fp_loaded = false;
+        }
+        CPTR_EL2.set(controls::guest_cptr(VHE, false));
+        HCR_EL2.set(controls::host_hcr(VHE));
+        barrier::isb(barrier::SY);
+    }
+
+    unsafe fn fp_trap(&self, vcpu: &mut VcpuContext) {
+        CPTR_EL2.set(controls::guest_cptr(VHE, true));
+        // The CPTR_EL2 write takes effect before the FP accesses below.
+        barrier::isb(barrier::SY);
+        fp::restore(&vcpu.fp);
+        vcpu.fp_loaded = true;
+    }
+
+    fn el1_read(&self, _vcpu: &VcpuContext, reg: El1Reg) -> u64 {
+        // Between vcpu_load and vcpu_put the live registers are authoritative.
+        el1::read::<VHE>(reg)
+    }
+
+    fn el1_write(&self, _vcpu: &mut VcpuContext, reg: El1Reg, value: u64) {
+        el1::write::<VHE>(reg, value)
+    }
+}
+
+/// Maps the entry path's exit code to [`ExitKind`].
+fn exit_kind(code: u64) -> ExitKind {
+    match code {
+        entry::EXIT_SYNC => ExitKind::Sync,
+        entry::EXIT_IRQ => ExitKind::Irq,
+        entry::EXIT_FIQ => ExitKind::Fiq,
+        entry::EXIT_SERROR => ExitKind::SError,
+        _ => ExitKind::SError,
+    }
+}
