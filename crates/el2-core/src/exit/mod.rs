@@ -147,6 +147,12 @@ impl ExitInfo {
         ((self.esr >> 32) & 0x1f) as u8
     }
 
+    /// The 16-bit immediate of a trapped or taken `HVC`, `SMC`, `SVC`, `BRK` or `BKPT`,
+    /// `ISS[15:0]` (what [`decode`] puts in [`Exit::Hvc`] and the others).
+    pub const fn imm16(&self) -> u16 {
+        (self.iss() & 0xffff) as u16
+    }
+
     /// `IL`: true when the trapped instruction was 32 bits long.
     pub const fn il(&self) -> bool {
         self.esr & (1 << 25) != 0
@@ -294,7 +300,7 @@ pub enum Exit {
 pub fn decode(info: &ExitInfo) -> Exit {
     let ec_val = info.ec();
     let iss = info.iss();
-    let imm16 = (iss & 0xffff) as u16;
+    let imm16 = info.imm16();
     match ec_val {
         ec::WFX => decode_wfx(iss),
         ec::HVC64 => Exit::Hvc { imm: imm16 },

@@ -8,7 +8,7 @@
 //! architecture requires (a conditional instruction may trap before its condition is
 //! evaluated: `ESR_EL2.ISS.CV`/`COND`, or `PSTATE.IT` for T32).
 
-use el2_core::exit::{Cp32Kind, Exit};
+use el2_core::exit::{Cp32Access, Cp32Kind};
 
 use super::pstate::{is_aarch32, T32};
 use super::{ExitCtx, ExitHost, Outcome};
@@ -30,7 +30,7 @@ const IT_HIGH_SHIFT: u32 = 10;
 /// An AArch32 coprocessor access.
 pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::SysReg);
-    let Exit::Cp32(acc) = ctx.exit else {
+    let Some(acc) = Cp32Access::from_esr(ctx.info.ec(), ctx.info.iss()) else {
         return super::refuse::unallocated(ctx);
     };
     if !condition_passed(ctx.info.iss(), ctx.vcpu.regs.pstate) {

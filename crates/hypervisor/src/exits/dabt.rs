@@ -2,7 +2,7 @@
 //! access (`mmio.rs`); a fault in RAM is classified by [`stage2::classify`] (a write to a
 //! dirty-logged page, a race with a table change, or an abort the guest gets back).
 
-use el2_core::exit::{DataAbort, Exit, FaultStatus};
+use el2_core::exit::{DataAbort, FaultStatus};
 use el2_core::inject;
 use stage2::{FaultAction, FaultInput, IpaRegion, S2FaultKind};
 
@@ -11,9 +11,7 @@ use crate::stats::ExitReason;
 
 /// A data abort.
 pub fn dabt_low<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
-    let Exit::DataAbort(da) = ctx.exit else {
-        return super::refuse::unallocated(ctx);
-    };
+    let da = DataAbort::from_info(&ctx.info);
     let in_ram = ctx.vm.ram_contains(da.ipa);
     // Fast path, the common MMIO exit: a translation fault outside guest RAM goes straight
     // to the bus (what `classify` would decide, without building its input).

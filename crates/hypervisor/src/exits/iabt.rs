@@ -2,7 +2,7 @@
 //! so a fetch that faults is outside RAM (or from a device region): the guest gets a
 //! synchronous external abort on the fetch.
 
-use el2_core::exit::Exit;
+use el2_core::exit::InstructionAbort;
 use el2_core::inject;
 
 use super::{ExitCtx, ExitHost, Outcome};
@@ -11,9 +11,7 @@ use crate::stats::ExitReason;
 /// An instruction abort.
 pub fn iabt_low<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::InstructionAbort);
-    let Exit::InstructionAbort(ia) = ctx.exit else {
-        return super::refuse::unallocated(ctx);
-    };
+    let ia = InstructionAbort::from_info(&ctx.info);
     ctx.vm.warn(format_args!(
         "instruction fetch from IPA {:#x} (pc {:#x}) outside guest RAM; injecting external abort",
         ia.ipa, ctx.vcpu.regs.pc

@@ -1,7 +1,7 @@
 //! Guest exit handling: one small function per exception class, picked from a table
 //! indexed by `ESR_EL2.EC` (the shape of Linux's `arch/arm64/kvm/handle_exit.c`
-//! `arm_exit_handlers[]`), each working on one [`ExitCtx`]: the vCPU, its VM and the decoded
-//! exit.
+//! `arm_exit_handlers[]`), each working on one [`ExitCtx`]: the vCPU, its VM and the exit's
+//! syndrome, which each handler decodes for its own class.
 //!
 //! Which file handles which exit:
 //!
@@ -88,10 +88,10 @@ pub struct ExitCtx<'a, H> {
     pub vm: &'a mut H,
     /// Why the guest left (IRQ, FIQ, SError or a synchronous exception).
     pub kind: ExitKind,
-    /// The syndrome registers (`ESR_EL2`, `FAR_EL2`, `HPFAR_EL2`).
+    /// The syndrome registers (`ESR_EL2`, `FAR_EL2`, `HPFAR_EL2`). A handler decodes the
+    /// fields of its own class (`ExitInfo::iss`, `DataAbort::from_info`...), as each class
+    /// has a handler of its own; [`ExitCtx::exit`] decodes the whole syndrome.
     pub info: ExitInfo,
-    /// `ESR_EL2` decoded (meaningful for [`ExitKind::Sync`]).
-    pub exit: Exit,
 }
 
 impl<'a, H: ExitHost> ExitCtx<'a, H> {
@@ -105,11 +105,6 @@ impl<'a, H: ExitHost> ExitCtx<'a, H> {
         sw: &'a dyn WorldSwitch,
         vm: &'a mut H,
     ) -> Self {
-        let info = ExitInfo {
-            esr: raw.esr,
-            far: raw.far,
-            hpfar: raw.hpfar,
-        };
         ExitCtx {
             vcpu,
             timer,
@@ -117,9 +112,17 @@ impl<'a, H: ExitHost> ExitCtx<'a, H> {
             sw,
             vm,
             kind: raw.kind,
-            info,
-            exit: decode(&info),
+            info: ExitInfo {
+                esr: raw.esr,
+                far: raw.far,
+                hpfar: raw.hpfar,
+            },
         }
+    }
+
+    /// The whole syndrome decoded (`ESR_EL2` with `FAR_EL2`/`HPFAR_EL2`).
+    pub fn exit(&self) -> Exit {
+        decode(&self.info)
     }
 
     /// Steps the guest PC over the trapped instruction (`ESR_EL2.IL` gives its length).

@@ -32,7 +32,7 @@ pub fn unallocated<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
 
 fn refuse<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, why: &str) -> Outcome {
     ctx.stats.count(ExitReason::Other);
-    let (exit, esr) = (ctx.exit, ctx.info.esr);
+    let (exit, esr) = (ctx.exit(), ctx.info.esr);
     ctx.undefined(format_args!(
         "unhandled exit {exit:?} (ESR_EL2={esr:#x}, {why})"
     ))

@@ -7,11 +7,8 @@
 //! results in `W0..W3`. An SMC64 function ID from AArch32 is not a valid call
 //! (SMCCC 1.1, 2.5): it gets `NOT_SUPPORTED`.
 
-use el2_core::exit::Exit;
 use el2_core::psci::PSCI_FEATURES;
-use el2_core::smccc::{
-    self, CallOutcome, SmcccCall, SMC64, SMCCC_ARCH_FEATURES, SMCCC_RET_NOT_SUPPORTED,
-};
+use el2_core::smccc::{self, CallOutcome, SmcccCall, SMCCC_ARCH_FEATURES, SMCCC_RET_NOT_SUPPORTED};
 
 use super::aarch32::condition_passed;
 use super::{ExitCtx, ExitHost, Outcome, VmEnd};
@@ -30,6 +27,9 @@ pub const HV_EXIT_COUNT: u32 = 0x8600_0002;
 /// `NOT_SUPPORTED` as a register value.
 const NOT_SUPPORTED: u64 = SMCCC_RET_NOT_SUPPORTED as u64;
 
+/// SMCCC owner number of the vendor-specific hypervisor service calls.
+const OWNER_VENDOR_HYP: u8 = 6;
+
 /// Which calling convention the caller used.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Convention {
@@ -42,19 +42,13 @@ enum Convention {
 /// `HVC #imm` from AArch64 (EC 0x16). `ELR_EL2` already points after the `HVC`.
 pub fn hvc64<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::Hvc);
-    match ctx.exit {
-        Exit::Hvc { imm } => hvc(ctx, imm, Convention::Aarch64),
-        _ => super::refuse::unallocated(ctx),
-    }
+    hvc(ctx, Convention::Aarch64)
 }
 
 /// `HVC #imm` from AArch32 (EC 0x12): the SMC32 convention on the W registers.
 pub fn hvc32<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::Hvc);
-    match ctx.exit {
-        Exit::Hvc32 { imm } => hvc(ctx, imm, Convention::Aarch32),
-        _ => super::refuse::unallocated(ctx),
-    }
+    hvc(ctx, Convention::Aarch32)
 }
 
 /// `SMC` from AArch64 (EC 0x17), trapped by `HCR_EL2.TSC`: `ELR_EL2` points at the `SMC`.
@@ -77,46 +71,67 @@ pub fn smc32<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
 }
 
 /// An `HVC`: SMCCC calls use immediate 0; any other immediate is not a call we know.
-fn hvc<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, imm: u16, conv: Convention) -> Outcome {
+#[inline(always)]
+fn hvc<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, conv: Convention) -> Outcome {
+    let imm = ctx.info.imm16();
     if imm != 0 {
-        ctx.vm.warn(format_args!(
-            "HVC #{imm:#x} is not an SMCCC call; returning NOT_SUPPORTED"
-        ));
-        ctx.vcpu.regs.x[0] = NOT_SUPPORTED;
-        return Outcome::Refused;
+        return not_smccc(ctx, imm);
     }
     call(ctx, conv)
+}
+
+/// An `HVC` with a non-zero immediate: `NOT_SUPPORTED` in x0, and a warning.
+#[cold]
+#[inline(never)]
+fn not_smccc<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, imm: u16) -> Outcome {
+    ctx.vm.warn(format_args!(
+        "HVC #{imm:#x} is not an SMCCC call; returning NOT_SUPPORTED"
+    ));
+    ctx.vcpu.regs.x[0] = NOT_SUPPORTED;
+    Outcome::Refused
 }
 
 /// One SMCCC call with the registers as the guest left them.
 fn call<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, conv: Convention) -> Outcome {
     let x = &ctx.vcpu.regs.x;
-    let function_id = x[0] as u32;
-    if conv == Convention::Aarch32 && function_id & SMC64 != 0 {
-        return unsupported(ctx, function_id);
-    }
-    if let Some(outcome) = vendor(ctx, function_id) {
-        return outcome;
-    }
-    let x = &ctx.vcpu.regs.x;
     let call = SmcccCall::new(x[0], [x[1], x[2], x[3], x[4], x[5], x[6]]);
+    if conv == Convention::Aarch32 && call.is_smc64() {
+        return unsupported(ctx, call.function_id);
+    }
+    if call.owner() == OWNER_VENDOR_HYP {
+        if let Some(outcome) = vendor(ctx, &call) {
+            return outcome;
+        }
+    }
     match smccc::dispatch(&call, ctx.vm) {
         CallOutcome::Return(r) => {
+            let regs = &mut ctx.vcpu.regs.x;
+            match conv {
+                Convention::Aarch64 => regs[..r.len()].copy_from_slice(&r),
+                Convention::Aarch32 => {
+                    for (reg, value) in regs.iter_mut().zip(r) {
+                        *reg = value & u64::from(u32::MAX);
+                    }
+                }
+            }
             // PSCI_FEATURES and SMCCC_ARCH_FEATURES answer NOT_SUPPORTED about *another*
             // function; only calls that are themselves unknown are refusals.
             let is_query = matches!(call.function_id, PSCI_FEATURES | SMCCC_ARCH_FEATURES);
-            let mask = match conv {
-                Convention::Aarch64 => u64::MAX,
-                Convention::Aarch32 => u64::from(u32::MAX),
-            };
-            for (reg, value) in ctx.vcpu.regs.x.iter_mut().zip(r) {
-                *reg = value & mask;
-            }
             if r[0] == NOT_SUPPORTED && !is_query {
                 return unsupported(ctx, call.function_id);
             }
             Outcome::Emulated
         }
+        other => power(ctx, other),
+    }
+}
+
+/// A PSCI call that changes the power state of the vCPU or its VM.
+#[cold]
+#[inline(never)]
+fn power<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, outcome: CallOutcome) -> Outcome {
+    match outcome {
+        CallOutcome::Return(_) => Outcome::Emulated,
         CallOutcome::SystemOff => {
             ctx.vm.info(format_args!("PSCI SYSTEM_OFF"));
             ctx.vm.end_vm(VmEnd::PowerOff);
@@ -142,10 +157,10 @@ fn call<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, conv: Convention) -> Outcome {
     }
 }
 
-/// The hypervisor's own calls (SMCCC owner 6); `None` for any other function.
-fn vendor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, function_id: u32) -> Option<Outcome> {
+/// The hypervisor's own calls (SMCCC owner 6); `None` for a function served elsewhere.
+fn vendor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, call: &SmcccCall) -> Option<Outcome> {
     let x = &mut ctx.vcpu.regs.x;
-    match function_id {
+    match call.function_id {
         HV_YIELD => {
             x[0] = 0;
             Some(Outcome::Yield)
@@ -167,6 +182,8 @@ fn vendor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, function_id: u32) -> Option<Out
 }
 
 /// An unknown function: `NOT_SUPPORTED` in x0, and a warning.
+#[cold]
+#[inline(never)]
 fn unsupported<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, function_id: u32) -> Outcome {
     ctx.vm.warn(format_args!(
         "SMCCC function {function_id:#x} not supported; returned NOT_SUPPORTED"

@@ -10,7 +10,7 @@
 //! - anything else is UNDEFINED.
 
 use core::fmt;
-use el2_core::exit::{regs, Exit, SysRegAccess};
+use el2_core::exit::{regs, SysRegAccess};
 use vgic::SgiReg;
 use vtimer::PhysTimerReg;
 
@@ -31,9 +31,7 @@ impl fmt::Display for SysRegName<'_> {
 /// A trapped system-register access or system instruction.
 pub fn sys64<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::SysReg);
-    let Exit::SysReg(acc) = ctx.exit else {
-        return super::refuse::unallocated(ctx);
-    };
+    let acc = SysRegAccess::from_iss(ctx.info.iss());
     if ctx.vm.claim_debug_registers(&acc) {
         // Live from now on: the guest re-executes the access untrapped.
         return Outcome::Emulated;

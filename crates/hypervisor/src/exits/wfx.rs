@@ -15,7 +15,7 @@ pub fn wfx<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     // passed, or one the hardware did not report (ISS.RV = 0), ends the wait at once (a WFIT
     // may always complete early).
     let mut timeout = None;
-    if let Exit::WfxTimeout { reg, .. } = ctx.exit {
+    if let Exit::WfxTimeout { reg, .. } = ctx.exit() {
         let Some(reg) = reg else {
             return Outcome::Emulated;
         };
