@@ -1,5 +1,7 @@
 //! Emulated MMIO: turning a stage-2 data abort into an [`MmioAccess`], and routing it through an
-//! [`MmioBus`] to a device model.
+//! [`MmioBus`] to a device model. The device learns which vCPU accesses it and reports what
+//! the access changed beyond its result (interrupt lines, vCPUs to wake, work for a host
+//! backend) through the caller's [`MmioEvents`]: the run loop knows no device address.
 //!
 //! Only aborts with a valid instruction syndrome (`ISV` = 1) are decoded here: single
 //! general-purpose register loads and stores without writeback, which is what device drivers
@@ -13,7 +15,8 @@
 //! ```text
 //! if let Some(access) = MmioAccess::from_abort(&abort) {
 //!     let rt_value = if access.rt == 31 { 0 } else { vcpu.x[access.rt] };
-//!     match bus.dispatch(&access, rt_value) {
+//!     let mut caller = MmioCaller { vcpu: vcpu_index, events: &mut vm_events };
+//!     match bus.dispatch(&access, rt_value, &mut caller) {
 //!         MmioOutcome::Read(v) => if let Some(r) = access.target_reg() { vcpu.x[r] = v },
 //!         MmioOutcome::WriteDone => {}
 //!         MmioOutcome::Unbacked | MmioOutcome::DeviceError { .. } => inject_dabt(),
@@ -178,12 +181,65 @@ impl fmt::Display for MmioError {
 /// Result of a device access.
 pub type MmioResult<T> = Result<T, MmioError>;
 
+/// What a device reports about an access besides its result; the host implements it
+/// (forwarding lines to its virtual interrupt controller, waking vCPUs, polling backends).
+pub trait MmioEvents {
+    /// The device's interrupt output `intid` is now at `level`. Devices report changes
+    /// only (a repeated level is harmless).
+    fn set_irq_level(&mut self, intid: u32, level: bool);
+    /// vCPU `vcpu` of the VM has an interrupt to look at (an interrupt controller model made
+    /// one pending for it): wake it or interrupt the CPU running it.
+    fn kick(&mut self, vcpu: usize) {
+        let _ = vcpu;
+    }
+    /// The device handed work to a host backend shared beyond this VM (e.g. frames on a
+    /// virtual switch): the host polls its backends once the access is done.
+    fn poll_backends(&mut self) {}
+}
+
+/// An [`MmioEvents`] that ignores everything (devices without interrupts, tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEvents;
+
+impl MmioEvents for NoEvents {
+    fn set_irq_level(&mut self, _intid: u32, _level: bool) {}
+}
+
+/// Who makes an access: the vCPU (banked registers, e.g. a GIC redistributor or the
+/// private interrupts of a distributor), and where the device reports events.
+pub struct MmioCaller<'a> {
+    /// Index of the accessing vCPU in its VM.
+    pub vcpu: usize,
+    /// Where the device reports interrupt-line changes, kicks and backend work.
+    pub events: &'a mut dyn MmioEvents,
+}
+
+impl fmt::Debug for MmioCaller<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MmioCaller")
+            .field("vcpu", &self.vcpu)
+            .finish()
+    }
+}
+
 /// A device model reachable through MMIO. Offsets are relative to the device's region base.
 pub trait MmioDevice: Send {
-    /// A load of `size` bytes at `offset`. The returned value is truncated to `size`.
-    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64>;
-    /// A store of `size` bytes at `offset`; `value` is already masked to `size`.
-    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()>;
+    /// A load of `size` bytes at `offset` by `caller`. The returned value is truncated to
+    /// `size`.
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64>;
+    /// A store of `size` bytes at `offset` by `caller`; `value` is already masked to `size`.
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()>;
 }
 
 /// What came of an access routed through the bus.
@@ -309,9 +365,14 @@ impl MmioBus {
         self.find(ipa).map(|i| self.regions[i].name)
     }
 
-    /// Route one access. `reg_value` is the content of `Rt` for a store (pass anything for a
-    /// load; for Rt = 31 the bus stores zero whatever is passed).
-    pub fn dispatch(&mut self, access: &MmioAccess, reg_value: u64) -> MmioOutcome {
+    /// Route one access by `caller`. `reg_value` is the content of `Rt` for a store (pass
+    /// anything for a load; for Rt = 31 the bus stores zero whatever is passed).
+    pub fn dispatch(
+        &mut self,
+        access: &MmioAccess,
+        reg_value: u64,
+        caller: &mut MmioCaller<'_>,
+    ) -> MmioOutcome {
         let Some(i) = self.find(access.ipa) else {
             return MmioOutcome::Unbacked;
         };
@@ -328,7 +389,7 @@ impl MmioBus {
             let reg = if access.rt >= 31 { 0 } else { reg_value };
             match region
                 .device
-                .write(offset, access.size, access.store_value(reg))
+                .write(caller, offset, access.size, access.store_value(reg))
             {
                 Ok(()) => MmioOutcome::WriteDone,
                 Err(error) => MmioOutcome::DeviceError {
@@ -337,7 +398,7 @@ impl MmioBus {
                 },
             }
         } else {
-            match region.device.read(offset, access.size) {
+            match region.device.read(caller, offset, access.size) {
                 Ok(raw) => MmioOutcome::Read(access.load_value(raw)),
                 Err(error) => MmioOutcome::DeviceError {
                     device: region.name,
@@ -466,17 +527,55 @@ mod tests {
     }
 
     impl MmioDevice for Probe {
-        fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
+        fn read(
+            &mut self,
+            caller: &mut MmioCaller<'_>,
+            offset: u64,
+            size: AccessSize,
+        ) -> MmioResult<u64> {
             if size == AccessSize::Double {
                 return Err(MmioError::ExternalAbort);
             }
-            Ok(self.tag + offset)
+            Ok(self.tag + offset + caller.vcpu as u64)
         }
-        fn write(&mut self, offset: u64, _size: AccessSize, value: u64) -> MmioResult<()> {
+        fn write(
+            &mut self,
+            caller: &mut MmioCaller<'_>,
+            offset: u64,
+            _size: AccessSize,
+            value: u64,
+        ) -> MmioResult<()> {
             self.last
                 .store(self.tag + offset + value, Ordering::Relaxed);
+            // The probe's interrupt line follows bit 0 of what was written.
+            caller.events.set_irq_level(IRQ, value & 1 != 0);
             Ok(())
         }
+    }
+
+    /// The interrupt line of a [`Probe`].
+    const IRQ: u32 = 40;
+
+    /// Records the interrupt-line changes devices report.
+    #[derive(Default)]
+    struct Lines(Vec<(u32, bool)>);
+
+    impl MmioEvents for Lines {
+        fn set_irq_level(&mut self, intid: u32, level: bool) {
+            self.0.push((intid, level));
+        }
+    }
+
+    /// Dispatches `a` on `bus` as vCPU 0 without events.
+    fn go(bus: &mut MmioBus, a: &MmioAccess, value: u64) -> MmioOutcome {
+        bus.dispatch(
+            a,
+            value,
+            &mut MmioCaller {
+                vcpu: 0,
+                events: &mut NoEvents,
+            },
+        )
     }
 
     fn probe(tag: u64) -> (Box<dyn MmioDevice>, Arc<AtomicU64>) {
@@ -500,16 +599,16 @@ mod tests {
         bus.add(0x0900_0000, 0x1000, "a", a).unwrap();
         let ldr = esr(2, false, 1, false, false);
         assert_eq!(
-            bus.dispatch(&access(ldr, 0x0900_0ffc), 0),
+            go(&mut bus, &access(ldr, 0x0900_0ffc), 0),
             MmioOutcome::Read(0x1000_0ffc)
         );
         assert_eq!(
-            bus.dispatch(&access(ldr, 0x0900_1000), 0),
+            go(&mut bus, &access(ldr, 0x0900_1000), 0),
             MmioOutcome::Read(0x2000_0000)
         );
         let str_w = esr(2, false, 3, false, true);
         assert_eq!(
-            bus.dispatch(&access(str_w, 0x0900_1004), 0xffff_ffff_0000_0005),
+            go(&mut bus, &access(str_w, 0x0900_1004), 0xffff_ffff_0000_0005),
             MmioOutcome::WriteDone
         );
         assert_eq!(b_last.load(Ordering::Relaxed), 0x2000_0000 + 4 + 5);
@@ -517,10 +616,23 @@ mod tests {
         // Store of XZR writes zero whatever the caller passes.
         let str_xzr = esr(2, false, 31, false, true);
         assert_eq!(
-            bus.dispatch(&access(str_xzr, 0x0900_0008), 0x1234),
+            go(&mut bus, &access(str_xzr, 0x0900_0008), 0x1234),
             MmioOutcome::WriteDone
         );
         assert_eq!(a_last.load(Ordering::Relaxed), 0x1000_0008);
+        // The device sees the accessing vCPU and reports its line through the caller.
+        let mut lines = Lines::default();
+        let mut caller = MmioCaller {
+            vcpu: 3,
+            events: &mut lines,
+        };
+        assert_eq!(
+            bus.dispatch(&access(ldr, 0x0900_0ffc), 0, &mut caller),
+            MmioOutcome::Read(0x1000_0ffc + 3)
+        );
+        bus.dispatch(&access(str_w, 0x0900_1000), 1, &mut caller);
+        bus.dispatch(&access(str_w, 0x0900_1000), 0, &mut caller);
+        assert_eq!(lines.0, [(IRQ, true), (IRQ, false)]);
         assert_eq!(bus.region_name(0x0900_1fff), Some("b"));
         assert_eq!(bus.region_name(0x0900_2000), None);
         assert!(bus.get_mut("a").is_some());
@@ -535,18 +647,18 @@ mod tests {
         let (a, _) = probe(0);
         bus.add(0x1000, 0x100, "a", a).unwrap();
         let ldr = esr(2, false, 1, false, false);
-        assert_eq!(bus.dispatch(&access(ldr, 0xffc), 0), MmioOutcome::Unbacked);
-        assert_eq!(bus.dispatch(&access(ldr, 0x1100), 0), MmioOutcome::Unbacked);
+        assert_eq!(go(&mut bus, &access(ldr, 0xffc), 0), MmioOutcome::Unbacked);
+        assert_eq!(go(&mut bus, &access(ldr, 0x1100), 0), MmioOutcome::Unbacked);
         // A word at 0x10fe crosses the region end at 0x1100.
-        assert_eq!(bus.dispatch(&access(ldr, 0x10fe), 0), MmioOutcome::Unbacked);
+        assert_eq!(go(&mut bus, &access(ldr, 0x10fe), 0), MmioOutcome::Unbacked);
         assert_eq!(
-            bus.dispatch(&access(ldr, 0x10fc), 0),
+            go(&mut bus, &access(ldr, 0x10fc), 0),
             MmioOutcome::Read(0xfc)
         );
         // The device refuses 64-bit accesses.
         let ldr_x = esr(3, false, 1, true, false);
         assert_eq!(
-            bus.dispatch(&access(ldr_x, 0x1000), 0),
+            go(&mut bus, &access(ldr_x, 0x1000), 0),
             MmioOutcome::DeviceError {
                 device: "a",
                 error: MmioError::ExternalAbort
@@ -562,7 +674,7 @@ mod tests {
             sf: true,
             acquire_release: false,
         };
-        assert_eq!(bus.dispatch(&a, 0), MmioOutcome::Unbacked);
+        assert_eq!(go(&mut bus, &a, 0), MmioOutcome::Unbacked);
     }
 
     #[test]

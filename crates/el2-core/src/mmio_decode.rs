@@ -46,7 +46,7 @@
 //! for el in resolved.elements() {
 //!     let access = el.to_mmio();
 //!     let value = if access.is_write { regs.read_rt(el.rt) } else { 0 };
-//!     match bus.dispatch(&access, value) {
+//!     match bus.dispatch(&access, value, &mut caller) {
 //!         MmioOutcome::Read(v) => regs.write_rt(el.rt, access.load_value(v)),
 //!         MmioOutcome::WriteDone => {}
 //!         _ => { inject_dabt(); return; }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use el2_core::mmio::{AccessSize, MmioDevice, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioResult};
 
 /// Guest-physical base of the UART (where QEMU `virt` puts its PL011).
 pub const BASE: u64 = 0x0900_0000;
@@ -34,12 +34,18 @@ impl ToyUart {
 }
 
 impl MmioDevice for ToyUart {
-    fn read(&mut self, offset: u64, _size: AccessSize) -> MmioResult<u64> {
+    fn read(&mut self, _: &mut MmioCaller<'_>, offset: u64, _size: AccessSize) -> MmioResult<u64> {
         // Nothing is ever received and everything is sent at once; other registers read 0.
         Ok(if offset == FR { FR_TXFE | FR_RXFE } else { 0 })
     }
 
-    fn write(&mut self, offset: u64, _size: AccessSize, value: u64) -> MmioResult<()> {
+    fn write(
+        &mut self,
+        _: &mut MmioCaller<'_>,
+        offset: u64,
+        _size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
         if offset == DR {
             let byte = value.to_le_bytes()[0];
             self.console.lock().expect("console lock").push(byte);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use el2_core::exit::{self, regs, DataAbort, Exit, ExitInfo, SysRegAccess};
 use el2_core::inject;
-use el2_core::mmio::{MmioAccess, MmioBus, MmioOutcome};
+use el2_core::mmio::{MmioAccess, MmioBus, MmioCaller, MmioOutcome, NoEvents};
 use el2_core::psci::{self, AffinityState, PsciReturn};
 use el2_core::smccc::{self, CallOutcome, SmcccCall};
 use el2_core::switch::{ExitKind, WorldSwitch};
@@ -179,7 +179,15 @@ impl Vmm {
         };
         let device = self.bus.region_name(access.ipa).unwrap_or("-");
         let bytes = access.size.bytes();
-        match self.bus.dispatch(&access, vcpu.regs.read(access.rt)) {
+        // One vCPU, and the toy UART has no interrupt line: no events to forward.
+        let mut caller = MmioCaller {
+            vcpu: 0,
+            events: &mut NoEvents,
+        };
+        match self
+            .bus
+            .dispatch(&access, vcpu.regs.read(access.rt), &mut caller)
+        {
             MmioOutcome::Read(value) => {
                 vcpu.regs.write(access.rt, value);
                 inject::skip_instruction(vcpu, info.esr);

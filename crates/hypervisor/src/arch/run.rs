@@ -263,5 +263,5 @@ fn reset_devices(vm: &Vm) {
             *vg.lock() = fresh;
         }
     }
-    vm.uart.lock().reset();
+    vm.uart.lock().pl011.reset();
 }

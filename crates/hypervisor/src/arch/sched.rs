@@ -13,6 +13,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 
+use el2_core::mmio::MmioEvents;
 use vgic::Vgic;
 
 use super::vm::{Power, Vm, VmEnd};
@@ -132,15 +133,48 @@ pub fn set_irq_level(vm: &Vm, intid: u32, level: bool, me: usize) {
     deliver_kicks(vm, &mut g, me);
 }
 
-/// Copies every virtio device's interrupt output of `vm` into its vGIC (after a host-side
-/// poll) and kicks whoever must see a change.
-pub fn sync_virtio_irqs(vm: &Vm) {
-    let Some(vg) = &vm.vgic else { return };
-    let mut g = vg.lock();
-    for slot in &vm.virtio {
-        let _ = g.set_spi_level(slot.intid, slot.irq.0.load(Ordering::Acquire));
+/// Where the devices of a VM report what an access or a host-side poll changed: interrupt
+/// lines go to the VM's vGIC, kicks to the vCPUs' CPUs, backend work to a switch poll once
+/// the access is done ([`VmEvents::finish`]).
+pub struct VmEvents<'a> {
+    vm: &'a Vm,
+    me: usize,
+    poll: bool,
+}
+
+impl<'a> VmEvents<'a> {
+    /// Events of an access by vCPU `me` of `vm` (`usize::MAX`: from the host, no vCPU).
+    pub fn new(vm: &'a Vm, me: usize) -> Self {
+        Self {
+            vm,
+            me,
+            poll: false,
+        }
     }
-    deliver_kicks(vm, &mut g, usize::MAX);
+
+    /// After the access (and every device lock) is done: polls the virtual switch if a
+    /// device asked for it.
+    pub fn finish(self) {
+        if self.poll {
+            poll_network();
+        }
+    }
+}
+
+impl MmioEvents for VmEvents<'_> {
+    fn set_irq_level(&mut self, intid: u32, level: bool) {
+        set_irq_level(self.vm, intid, level, self.me);
+    }
+
+    fn kick(&mut self, vcpu: usize) {
+        if vcpu != self.me {
+            kick(self.vm, vcpu);
+        }
+    }
+
+    fn poll_backends(&mut self) {
+        self.poll = true;
+    }
 }
 
 /// Ends `vm` (first caller wins), logs it, and interrupts the CPUs running its vCPUs.
@@ -161,10 +195,10 @@ pub fn poll_network() {
         if vm.ended.load(Ordering::Acquire) {
             continue;
         }
-        for slot in vm.virtio.iter().filter(|v| v.kind == "net") {
-            slot.poll(&vm.name);
+        let mut events = VmEvents::new(vm, usize::MAX);
+        for slot in vm.virtio.iter().filter(|v| v.on_switch) {
+            slot.poll(&vm.name, &mut events);
         }
-        sync_virtio_irqs(vm);
     }
 }
 
@@ -190,18 +224,16 @@ fn console_input() {
         return;
     };
     let target = s.vms.iter().find(|vm| !vm.ended.load(Ordering::Acquire));
+    let Some(vm) = target else {
+        while super::console::read_byte().is_some() {}
+        return;
+    };
+    let mut uart = vm.uart.lock();
     while let Some(b) = super::console::read_byte() {
-        if let Some(vm) = target {
-            let mut input = vm.console_in.lock();
-            if input.len() < 4096 {
-                input.push_back(b);
-            }
-        }
+        uart.queue_input(b);
     }
-    if let Some(vm) = target {
-        let level = vm.feed_uart();
-        set_irq_level(vm, crate::layout::UART_INTID, level, usize::MAX);
-    }
+    uart.feed();
+    uart.pl011.report_irq(&mut VmEvents::new(vm, usize::MAX));
 }
 
 fn runnable(t: &Thread) -> bool {

@@ -5,14 +5,14 @@
 use core::fmt;
 use core::sync::atomic::Ordering;
 use el2_core::exit::SysRegAccess;
-use el2_core::mmio::{MmioAccess, MmioOutcome};
+use el2_core::mmio::{MmioAccess, MmioCaller, MmioOutcome};
 use el2_core::psci::{AffinityState, PsciHost, PsciReturn, MPIDR_AFFINITY_MASK};
 use vgic::SgiReg;
 use vtimer::VmCounter;
 
 use super::debug_regs::{self, DebugRegs};
 use super::lrs::HostLrs;
-use super::sched::{self, Thread};
+use super::sched::{self, Thread, VmEvents};
 use super::vm::{Power, Vcpu, Vm};
 use super::{cpu, dirty_log, sysregs, timer};
 use crate::exits::{
@@ -20,7 +20,6 @@ use crate::exits::{
     VmEnd, VmMemory,
 };
 use crate::idregs::{IdPolicy, IdReg};
-use crate::layout;
 
 /// One vCPU while its run loop runs on this CPU.
 pub struct VcpuHost<'a> {
@@ -85,87 +84,15 @@ impl VmMemory for VcpuHost<'_> {
 
 impl Devices for VcpuHost<'_> {
     fn mmio(&mut self, acc: &MmioAccess, reg_value: u64) -> MmioOutcome {
-        let (vm, me) = (self.vm, self.me);
-        if let Some(vg) = &vm.vgic {
-            if let Some(r) = gic_mmio(vm, vg, me, acc, reg_value) {
-                return r;
-            }
-        }
-        let outcome = vm.bus.lock().dispatch(acc, reg_value);
-        if acc.ipa >= layout::VIRTIO_BASE
-            && acc.ipa < layout::VIRTIO_BASE + layout::VIRTIO_SIZE * vm.virtio.len() as u64
-        {
-            sched::sync_virtio_irqs(vm);
-            let slot = ((acc.ipa - layout::VIRTIO_BASE) / layout::VIRTIO_SIZE) as usize;
-            if acc.is_write && vm.virtio.get(slot).is_some_and(|s| s.kind == "net") {
-                sched::poll_network();
-            }
-        }
-        if acc.ipa >= layout::UART_BASE && acc.ipa < layout::UART_BASE + layout::UART_SIZE {
-            let level = vm.feed_uart();
-            sched::set_irq_level(vm, layout::UART_INTID, level, me);
-        }
+        let mut events = VmEvents::new(self.vm, self.me);
+        let mut caller = MmioCaller {
+            vcpu: self.me,
+            events: &mut events,
+        };
+        let outcome = self.vm.bus.lock().dispatch(acc, reg_value, &mut caller);
+        events.finish();
         outcome
     }
-}
-
-/// Emulates a guest access to the virtual GIC's distributor or redistributors; `None` when
-/// `acc` is not in a GIC region. Reserved registers read as zero and ignore writes (logged).
-fn gic_mmio(
-    vm: &Vm,
-    vg: &spin::Mutex<vgic::Vgic>,
-    me: usize,
-    acc: &MmioAccess,
-    value: u64,
-) -> Option<MmioOutcome> {
-    use super::vgic_glue::{guest_gic, GuestGic};
-    let size = acc.size.bytes() as u8;
-    let in_gicd = acc.ipa >= layout::GICD_BASE && acc.ipa < layout::GICD_BASE + layout::GICD_SIZE;
-    let gicr_len = layout::GICR_FRAME * vm.vcpus.len() as u64;
-    let in_gicr = acc.ipa >= layout::GICR_BASE && acc.ipa < layout::GICR_BASE + gicr_len;
-    let is_v3 = matches!(guest_gic(), Some(GuestGic::V3));
-    if !(in_gicd || (in_gicr && is_v3)) {
-        return None;
-    }
-    let mut g = vg.lock();
-    let result = match (in_gicd, acc.is_write) {
-        (true, false) => g.gicd_read(me, acc.ipa - layout::GICD_BASE, size).map(Some),
-        (true, true) => g
-            .gicd_write(
-                me,
-                acc.ipa - layout::GICD_BASE,
-                size,
-                acc.store_value(value),
-            )
-            .map(|_| None),
-        (false, false) => g.gicr_read(me, acc.ipa - layout::GICR_BASE, size).map(Some),
-        (false, true) => g
-            .gicr_write(
-                me,
-                acc.ipa - layout::GICR_BASE,
-                size,
-                acc.store_value(value),
-            )
-            .map(|_| None),
-    };
-    sched::deliver_kicks(vm, &mut g, me);
-    drop(g);
-    Some(match result {
-        Ok(Some(v)) => MmioOutcome::Read(acc.load_value(v)),
-        Ok(None) => MmioOutcome::WriteDone,
-        Err(e) if e.is_abort() => MmioOutcome::DeviceError {
-            device: "vgic",
-            error: el2_core::mmio::MmioError::ExternalAbort,
-        },
-        Err(e) => {
-            crate::hv_warn!("{}: GIC access at IPA {:#x}: {e}", vm.name, acc.ipa);
-            if acc.is_write {
-                MmioOutcome::WriteDone
-            } else {
-                MmioOutcome::Read(0)
-            }
-        }
-    })
 }
 
 impl Interrupts for VcpuHost<'_> {

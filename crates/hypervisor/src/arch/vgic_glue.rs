@@ -1,9 +1,14 @@
 //! Wiring the `vgic` crate into VMs: a new vGIC per VM matching the guest GIC, with the
-//! virtual timer's PPI hardware-mapped. The per-CPU list registers and the choice of guest
-//! GIC are in `lrs.rs` (re-exported here); kicks go to the scheduler (`sched::deliver_kicks`).
+//! virtual timer's PPI hardware-mapped, and its distributor and redistributors as devices
+//! on the VM's MMIO bus. The per-CPU list registers and the choice of guest GIC are in
+//! `lrs.rs` (re-exported here); kicks go to the scheduler through the bus's events.
 
+use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
-use vgic::{GicVersion, Vgic};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioError, MmioResult};
+use spin::Mutex;
+use vgic::{GicVersion, Vgic, VgicError};
 
 pub use super::lrs::{guest_gic, init, GuestGic, HostLrs};
 use crate::layout;
@@ -25,4 +30,110 @@ pub fn new_vgic(mpidrs: Vec<u64>) -> Option<Vgic> {
         let _ = v.set_hw_mapping(i, vtimer::VIRT_TIMER_PPI, Some(vtimer::VIRT_TIMER_PPI));
     }
     Some(v)
+}
+
+/// Which register frames of the virtual GIC a bus region holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GicFrames {
+    /// The distributor (`GICD_*`, both versions).
+    Distributor,
+    /// The GICv3 redistributors (`GICR_*`: an `RD_base` and an `SGI_base` frame per vCPU).
+    Redistributors,
+}
+
+/// The virtual GIC's distributor or redistributors as a device on a VM's MMIO bus. The
+/// accessing vCPU selects the banked registers (private interrupts); vCPUs an access made
+/// an interrupt pending for are kicked through the caller's events. Reserved registers are
+/// RAZ/WI and logged; an access the GIC architecture forbids (width, alignment) is logged
+/// and refused (the guest gets an external abort).
+pub struct GicRegion {
+    vgic: Arc<Mutex<Vgic>>,
+    frames: GicFrames,
+    base: u64,
+    vm: String,
+}
+
+impl GicRegion {
+    /// The distributor of `vgic`, at IPA `base`, for VM `vm` (its name, for logs).
+    pub fn distributor(vgic: Arc<Mutex<Vgic>>, base: u64, vm: &str) -> Self {
+        Self::new(vgic, GicFrames::Distributor, base, vm)
+    }
+
+    /// The GICv3 redistributors of `vgic`, from IPA `base`, for VM `vm`.
+    pub fn redistributors(vgic: Arc<Mutex<Vgic>>, base: u64, vm: &str) -> Self {
+        Self::new(vgic, GicFrames::Redistributors, base, vm)
+    }
+
+    fn new(vgic: Arc<Mutex<Vgic>>, frames: GicFrames, base: u64, vm: &str) -> Self {
+        Self {
+            vgic,
+            frames,
+            base,
+            vm: String::from(vm),
+        }
+    }
+
+    /// The architectural answer to a refused access: RAZ/WI (`raz`) for a reserved
+    /// register, an external abort for a forbidden width or alignment; logged either way.
+    fn answer<T>(&self, offset: u64, result: Result<T, VgicError>, raz: T) -> MmioResult<T> {
+        result.or_else(|e| {
+            crate::hv_warn!(
+                "{}: GIC access at IPA {:#x}: {e}",
+                self.vm,
+                self.base + offset
+            );
+            if e.is_abort() {
+                Err(MmioError::ExternalAbort)
+            } else {
+                Ok(raz)
+            }
+        })
+    }
+}
+
+/// Hands the kicks the last vGIC operation left to the caller's events.
+fn report_kicks(vgic: &mut Vgic, caller: &mut MmioCaller<'_>) {
+    let kicks = vgic.take_kicks();
+    if !kicks.is_empty() {
+        for v in kicks.iter() {
+            caller.events.kick(v);
+        }
+    }
+}
+
+impl MmioDevice for GicRegion {
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        let bytes = size.bytes() as u8;
+        let mut g = self.vgic.lock();
+        let result = match self.frames {
+            GicFrames::Distributor => g.gicd_read(caller.vcpu, offset, bytes),
+            GicFrames::Redistributors => g.gicr_read(caller.vcpu, offset, bytes),
+        };
+        report_kicks(&mut g, caller);
+        drop(g);
+        self.answer(offset, result, 0)
+    }
+
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        let bytes = size.bytes() as u8;
+        let mut g = self.vgic.lock();
+        let result = match self.frames {
+            GicFrames::Distributor => g.gicd_write(caller.vcpu, offset, bytes, value),
+            GicFrames::Redistributors => g.gicr_write(caller.vcpu, offset, bytes, value),
+        };
+        report_kicks(&mut g, caller);
+        drop(g);
+        self.answer(offset, result, ())
+    }
 }

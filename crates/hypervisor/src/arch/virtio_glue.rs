@@ -1,13 +1,14 @@
 //! Wiring the `virtio-mmio` device models into VMs: guest RAM as `GuestMemory`, interrupt
-//! latches read back into the vGIC, the MMIO-bus adapter, and the device set each VM gets
-//! (console, block, network on the VMs' virtual switch, entropy).
+//! latches reported to the vGIC through the bus's `MmioEvents` when they change, the
+//! MMIO-bus adapter, and the device set each VM gets (console, block, network on the VMs'
+//! virtual switch, entropy).
 
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
-use el2_core::mmio::{AccessSize, MmioDevice, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioEvents, MmioResult};
 use spin::{Mutex, Once};
 use virtio_mmio::devices::block::{BlockBackend, BlockDevice, RamDisk};
 use virtio_mmio::devices::console::{ConsoleDevice, ConsoleOutput};
@@ -65,14 +66,33 @@ impl GuestMemory for GuestRam {
     }
 }
 
-/// The interrupt output of a virtio transport, latched for the run loop to copy into the
-/// vGIC after each access or poll.
+/// The interrupt output of a virtio transport, and the level last reported to the vGIC.
+/// Both change only while the transport's lock is held (the transport sets the level
+/// inside its register accesses and polls; [`IrqLatch::report`] runs right after them), so
+/// every change is reported exactly once, in order.
 #[derive(Clone, Default)]
-pub struct IrqLatch(pub Arc<AtomicBool>);
+pub struct IrqLatch(Arc<LatchState>);
+
+#[derive(Default)]
+struct LatchState {
+    level: AtomicBool,
+    reported: AtomicBool,
+}
 
 impl InterruptLine for IrqLatch {
     fn set_level(&mut self, level: bool) {
-        self.0.store(level, Ordering::Release);
+        self.0.level.store(level, Ordering::Release);
+    }
+}
+
+impl IrqLatch {
+    /// Reports the level as INTID `intid` to `events` if it changed since the last report.
+    /// Call with the transport's lock held.
+    fn report(&self, intid: u32, events: &mut dyn MmioEvents) {
+        let level = self.0.level.load(Ordering::Acquire);
+        if self.0.reported.swap(level, Ordering::AcqRel) != level {
+            events.set_irq_level(intid, level);
+        }
     }
 }
 
@@ -131,7 +151,8 @@ impl ConsoleOutput for ConsoleSink {
     }
 }
 
-/// One virtio device of a VM.
+/// One virtio device of a VM (clones share the device).
+#[derive(Clone)]
 pub struct VirtioSlot {
     /// Device kind, for logs ("console", "block", "net", "rng").
     pub kind: &'static str,
@@ -145,23 +166,31 @@ pub struct VirtioSlot {
     pub irq: IrqLatch,
     /// The MAC address of a network device.
     pub mac: Option<[u8; 6]>,
+    /// The device is a port of the virtual switch: frames it transmits may be for other VMs
+    /// or the uplink, so the host polls the switch after the guest writes to it.
+    pub on_switch: bool,
 }
 
 impl VirtioSlot {
-    /// Host-side work of the device (see [`VirtioHandle::poll`]); an error (a malformed
-    /// chain puts the device into `DEVICE_NEEDS_RESET`) is logged for VM `vm`.
-    pub fn poll(&self, vm: &str) {
-        if let Err(e) = self.dev.lock().poll() {
+    /// Host-side work of the device (see [`VirtioHandle::poll`]), then its interrupt line
+    /// to `events` if it changed; an error (a malformed chain puts the device into
+    /// `DEVICE_NEEDS_RESET`) is logged for VM `vm`.
+    pub fn poll(&self, vm: &str, events: &mut dyn MmioEvents) {
+        let mut dev = self.dev.lock();
+        if let Err(e) = dev.poll() {
             warn_virtio_error(vm, self.kind, format_args!("poll"), &e);
         }
+        self.irq.report(self.intid, events);
     }
 
-    /// Console input for the device (see [`VirtioHandle::push_input`]); errors are logged
-    /// for VM `vm` like [`VirtioSlot::poll`]'s.
-    pub fn push_input(&self, vm: &str, bytes: &[u8]) {
-        if let Err(e) = self.dev.lock().push_input(bytes) {
+    /// Console input for the device (see [`VirtioHandle::push_input`]), then its line as
+    /// for [`VirtioSlot::poll`]; errors are logged for VM `vm` like `poll`'s.
+    pub fn push_input(&self, vm: &str, bytes: &[u8], events: &mut dyn MmioEvents) {
+        let mut dev = self.dev.lock();
+        if let Err(e) = dev.push_input(bytes) {
             warn_virtio_error(vm, self.kind, format_args!("console input"), &e);
         }
+        self.irq.report(self.intid, events);
     }
 }
 
@@ -174,36 +203,54 @@ pub fn warn_virtio_error(vm: &str, kind: &str, what: core::fmt::Arguments<'_>, e
 }
 
 /// The MMIO-bus adapter of a virtio slot. Register errors are logged; the access itself
-/// always completes (RAZ/WI), as the virtio-mmio transport defines.
+/// always completes (RAZ/WI), as the virtio-mmio transport defines. After each access the
+/// device's interrupt line goes to the caller's events if it changed; after a write to a
+/// port of the virtual switch, the host polls the switch.
 pub struct VirtioBusDevice {
     /// The VM's name, for logs.
     pub vm: String,
-    /// Device kind.
-    pub kind: &'static str,
-    /// The transport.
-    pub dev: Arc<Mutex<Box<dyn VirtioHandle>>>,
+    /// The device.
+    pub slot: VirtioSlot,
 }
 
 impl MmioDevice for VirtioBusDevice {
-    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
-        Ok(self
-            .dev
-            .lock()
-            .read(offset, size.bytes() as u8)
-            .unwrap_or_else(|e| {
-                warn_virtio_error(&self.vm, self.kind, format_args!("read at {offset:#x}"), &e);
-                0
-            }))
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        let slot = &self.slot;
+        let mut dev = slot.dev.lock();
+        let value = dev.read(offset, size.bytes() as u8).unwrap_or_else(|e| {
+            warn_virtio_error(&self.vm, slot.kind, format_args!("read at {offset:#x}"), &e);
+            0
+        });
+        slot.irq.report(slot.intid, caller.events);
+        Ok(value)
     }
 
-    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
-        if let Err(e) = self.dev.lock().write(offset, size.bytes() as u8, value) {
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        let slot = &self.slot;
+        let mut dev = slot.dev.lock();
+        if let Err(e) = dev.write(offset, size.bytes() as u8, value) {
             warn_virtio_error(
                 &self.vm,
-                self.kind,
+                slot.kind,
                 format_args!("write at {offset:#x}"),
                 &e,
             );
+        }
+        slot.irq.report(slot.intid, caller.events);
+        drop(dev);
+        if slot.on_switch {
+            caller.events.poll_backends();
         }
         Ok(())
     }
@@ -362,18 +409,19 @@ pub fn create_devices(
 ) -> Vec<VirtioSlot> {
     let mac = mac.unwrap_or_else(|| mac_for(index));
     let mut slots = Vec::new();
-    let mut add = |kind: &'static str, dev: Box<dyn VirtioHandle>, irq: IrqLatch| {
-        let mac = (kind == "net").then_some(mac);
-        let n = slots.len() as u64;
-        slots.push(VirtioSlot {
-            kind,
-            base: layout::VIRTIO_BASE + n * layout::VIRTIO_SIZE,
-            intid: layout::VIRTIO_FIRST_INTID + n as u32,
-            dev: Arc::new(Mutex::new(dev)),
-            irq,
-            mac,
-        });
-    };
+    let mut add =
+        |kind: &'static str, dev: Box<dyn VirtioHandle>, irq: IrqLatch, port: Option<[u8; 6]>| {
+            let n = slots.len() as u64;
+            slots.push(VirtioSlot {
+                kind,
+                base: layout::VIRTIO_BASE + n * layout::VIRTIO_SIZE,
+                intid: layout::VIRTIO_FIRST_INTID + n as u32,
+                dev: Arc::new(Mutex::new(dev)),
+                irq,
+                mac: port,
+                on_switch: port.is_some(),
+            });
+        };
 
     let irq = IrqLatch::default();
     add(
@@ -384,6 +432,7 @@ pub fn create_devices(
             irq.clone(),
         ))),
         irq,
+        None,
     );
     let backend: Box<dyn BlockBackend + Send> = match disk {
         Some(d) => {
@@ -413,6 +462,7 @@ pub fn create_devices(
             irq.clone(),
         )),
         irq,
+        None,
     );
     let irq = IrqLatch::default();
     add(
@@ -423,6 +473,7 @@ pub fn create_devices(
             irq.clone(),
         )),
         irq,
+        Some(mac),
     );
     if let Some(src) = entropy_source() {
         let irq = IrqLatch::default();
@@ -434,6 +485,7 @@ pub fn create_devices(
                 irq.clone(),
             )),
             irq,
+            None,
         );
     }
     slots

@@ -3,11 +3,12 @@
 //! physical CPUs (`Arc<Vm>`), with per-vCPU state behind its own lock.
 
 use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use el2_core::mmio::{AccessSize, MmioBus, MmioDevice, MmioResult};
+use el2_core::mmio::{AccessSize, MmioBus, MmioCaller, MmioDevice, MmioResult};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
@@ -16,6 +17,7 @@ use vtimer::{PhysTimer, VmCounter};
 
 use super::debug_regs::DebugRegs;
 use super::frames::{self, FrameTables};
+use super::vgic_glue::GicRegion;
 use super::vgic_glue::{self, GuestGic};
 use super::virtio_glue::{self, GuestRam, VirtioBusDevice, VirtioSlot};
 pub use crate::exits::VmEnd;
@@ -137,26 +139,77 @@ pub struct Vm {
     pub restart_on_reset: bool,
     /// The VM's virtual counter (`CNTVOFF_EL2`), shared by its vCPUs.
     pub counter: VmCounter,
-    /// The virtual GIC (`None` when the host GIC cannot be virtualized).
-    pub vgic: Option<Mutex<Vgic>>,
-    /// The emulated PL011 (also on the MMIO bus), for its interrupt line and input.
-    pub uart: Arc<Mutex<Pl011>>,
-    /// Host console input waiting for room in the PL011's receive FIFO.
-    pub console_in: Mutex<alloc::collections::VecDeque<u8>>,
-    /// The virtio devices (also on the MMIO bus), for interrupts and host-side polling.
+    /// The virtual GIC (`None` when the host GIC cannot be virtualized); its distributor
+    /// and redistributors are also on the MMIO bus.
+    pub vgic: Option<Arc<Mutex<Vgic>>>,
+    /// The emulated PL011 (also on the MMIO bus) and the host console input for it.
+    pub uart: Arc<Mutex<ConsoleUart>>,
+    /// The virtio devices (also on the MMIO bus), for host-side polling.
     pub virtio: Vec<VirtioSlot>,
 }
 
-/// The PL011 on the MMIO bus, shared with the VM so its interrupt level can be read.
-struct SharedUart(Arc<Mutex<Pl011>>);
+/// Most host console bytes kept waiting for room in a PL011's receive FIFO.
+const CONSOLE_INPUT_MAX: usize = 4096;
 
-impl MmioDevice for SharedUart {
-    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
-        self.0.lock().read(offset, size)
+/// A VM's PL011 and the host console input waiting for room in its receive FIFO.
+pub struct ConsoleUart {
+    /// The UART.
+    pub pl011: Pl011,
+    /// Typed bytes not yet in the receive FIFO.
+    input: VecDeque<u8>,
+}
+
+impl ConsoleUart {
+    /// Queues a byte typed on the host console (dropped beyond [`CONSOLE_INPUT_MAX`]).
+    pub fn queue_input(&mut self, byte: u8) {
+        if self.input.len() < CONSOLE_INPUT_MAX {
+            self.input.push_back(byte);
+        }
     }
 
-    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
-        self.0.lock().write(offset, size, value)
+    /// Moves waiting input into the receive FIFO while it has room.
+    pub fn feed(&mut self) {
+        while self.pl011.can_receive() {
+            match self.input.pop_front() {
+                Some(b) => {
+                    self.pl011.push_rx(b);
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+/// The console UART on the MMIO bus: after each access, waiting input moves into the freed
+/// FIFO and the UART's line is reported if it changed (under the UART's lock, so the
+/// console-input path and accesses report in order).
+struct UartOnBus(Arc<Mutex<ConsoleUart>>);
+
+impl MmioDevice for UartOnBus {
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        let mut u = self.0.lock();
+        let value = u.pl011.read_at(offset, size);
+        u.feed();
+        u.pl011.report_irq(caller.events);
+        value
+    }
+
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        let mut u = self.0.lock();
+        let done = u.pl011.write_at(offset, size, value);
+        u.pl011.report_irq(caller.events);
+        done
     }
 }
 
@@ -287,17 +340,22 @@ impl Vm {
         } else {
             Box::new(ConsoleOut)
         };
-        let mut uart = Pl011::new(out);
-        uart.set_log_hook(log_pl011);
-        let uart = Arc::new(Mutex::new(uart));
+        let mut pl011 = Pl011::new(out);
+        pl011.set_log_hook(log_pl011);
+        pl011.set_irq(layout::UART_INTID);
+        let uart = Arc::new(Mutex::new(ConsoleUart {
+            pl011,
+            input: VecDeque::new(),
+        }));
+        let overlap = |_| VmError::Config("MMIO layout overlap");
         let mut bus = MmioBus::new();
         bus.add(
             layout::UART_BASE,
             layout::UART_SIZE,
             "pl011",
-            Box::new(SharedUart(uart.clone())),
+            Box::new(UartOnBus(uart.clone())),
         )
-        .map_err(|_| VmError::Config("MMIO layout overlap"))?;
+        .map_err(overlap)?;
         // GICv2: the guest's CPU interface is the host's virtual CPU interface (GICV),
         // mapped as device memory so the guest acknowledges and EOIs without trapping.
         if let Some(GuestGic::V2 { gicv, .. }) = vgic_glue::guest_gic() {
@@ -319,20 +377,26 @@ impl Vm {
             spec.name, p.index, p.vm_count, ram, console, spec.mac, disk,
         );
         for slot in &virtio {
-            bus.add(
-                slot.base,
-                layout::VIRTIO_SIZE,
-                slot.kind,
-                Box::new(VirtioBusDevice {
-                    vm: String::from(spec.name),
-                    kind: slot.kind,
-                    dev: slot.dev.clone(),
-                }),
-            )
-            .map_err(|_| VmError::Config("MMIO layout overlap"))?;
+            let dev = VirtioBusDevice {
+                vm: String::from(spec.name),
+                slot: slot.clone(),
+            };
+            bus.add(slot.base, layout::VIRTIO_SIZE, slot.kind, Box::new(dev))
+                .map_err(overlap)?;
         }
-        let vgic =
-            vgic_glue::new_vgic((0..spec.vcpus as usize).map(vcpu_mpidr).collect()).map(Mutex::new);
+        let vgic = vgic_glue::new_vgic((0..spec.vcpus as usize).map(vcpu_mpidr).collect())
+            .map(|v| Arc::new(Mutex::new(v)));
+        if let Some(vg) = &vgic {
+            let gicd = GicRegion::distributor(vg.clone(), layout::GICD_BASE, spec.name);
+            bus.add(layout::GICD_BASE, layout::GICD_SIZE, "gicd", Box::new(gicd))
+                .map_err(overlap)?;
+            if let Some(GuestGic::V3) = vgic_glue::guest_gic() {
+                let gicr = GicRegion::redistributors(vg.clone(), layout::GICR_BASE, spec.name);
+                let len = layout::GICR_FRAME * u64::from(spec.vcpus);
+                bus.add(layout::GICR_BASE, len, "gicr", Box::new(gicr))
+                    .map_err(overlap)?;
+            }
+        }
 
         let actlr = el2_core::read_sysreg!("actlr_el1");
         let counter = VmCounter::starting_at(super::timer::now());
@@ -386,7 +450,6 @@ impl Vm {
             counter,
             vgic,
             uart,
-            console_in: Mutex::new(alloc::collections::VecDeque::new()),
             virtio,
         };
         vm.load_images(spec)?;
@@ -450,22 +513,6 @@ impl Vm {
     /// Is `ipa` inside the VM's RAM?
     pub fn ram_contains(&self, ipa: u64) -> bool {
         ipa >= self.ram_ipa && ipa - self.ram_ipa < self.ram_size
-    }
-
-    /// Moves waiting console input into the PL011 while its FIFO has room; returns the
-    /// PL011's interrupt level afterwards.
-    pub fn feed_uart(&self) -> bool {
-        let mut input = self.console_in.lock();
-        let mut uart = self.uart.lock();
-        while uart.can_receive() {
-            match input.pop_front() {
-                Some(b) => {
-                    uart.push_rx(b);
-                }
-                None => break,
-            }
-        }
-        uart.irq_level()
     }
 
     /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).

@@ -32,6 +32,9 @@
 //! offset (`offset % 4 == 0`); 64-bit accesses fail with [`MmioError::ExternalAbort`].
 //! Reserved offsets and writes to read-only registers are RAZ/WI and reported through the
 //! optional [`LogHook`], so the run loop can log them.
+//!
+//! On an MMIO bus the UART reports its interrupt line (`UARTINTR`, the SPI given to
+//! [`Pl011::set_irq`]) through the caller's [`MmioEvents`] when its level changes.
 
 mod output;
 #[cfg(test)]
@@ -40,7 +43,7 @@ mod tests;
 pub use output::{LinePrefixer, UartOutput, MAX_LINE};
 
 use alloc::boxed::Box;
-use el2_core::mmio::{AccessSize, MmioDevice, MmioError, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioError, MmioEvents, MmioResult};
 
 /// A function receiving log lines about odd guest accesses (reserved offsets, writes to
 /// read-only registers, receive overruns).
@@ -143,6 +146,10 @@ pub struct Pl011 {
     imsc: u32,
     ris: u32,
     dmacr: u32,
+    /// The INTID its interrupt line drives, once set.
+    irq: Option<u32>,
+    /// The line level last reported through [`Pl011::report_irq`].
+    reported: bool,
 }
 
 impl Pl011 {
@@ -164,6 +171,23 @@ impl Pl011 {
             imsc: 0,
             ris: 0,
             dmacr: 0,
+            irq: None,
+            reported: false,
+        }
+    }
+
+    /// Its interrupt line drives INTID `intid` (reported by [`Pl011::report_irq`]).
+    pub fn set_irq(&mut self, intid: u32) {
+        self.irq = Some(intid);
+    }
+
+    /// Reports the interrupt line to `events` if its level changed since the last report
+    /// (after register accesses and received bytes). Without [`Pl011::set_irq`], nothing.
+    pub fn report_irq(&mut self, events: &mut dyn MmioEvents) {
+        let level = self.irq_level();
+        if let Some(intid) = self.irq.filter(|_| level != self.reported) {
+            self.reported = level;
+            events.set_irq_level(intid, level);
         }
     }
 
@@ -172,13 +196,15 @@ impl Pl011 {
         self.log = Some(hook);
     }
 
-    /// Back to the reset state (the output sink and log hook are kept; the receive FIFO is
-    /// emptied).
+    /// Back to the reset state (the output sink, log hook and interrupt are kept; the
+    /// receive FIFO is emptied; the line counts as reported low, as after a reset of the
+    /// interrupt controller).
     pub fn reset(&mut self) {
         let out = core::mem::replace(&mut self.out, Box::new(NullOutput));
-        let log = self.log;
+        let (log, irq) = (self.log, self.irq);
         *self = Pl011::new(out);
         self.log = log;
+        self.irq = irq;
     }
 
     /// The receive FIFO's current depth: 16 with LCR_H.FEN, else a 1-byte holding register.
@@ -317,8 +343,9 @@ impl Pl011 {
     }
 }
 
-impl MmioDevice for Pl011 {
-    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
+impl Pl011 {
+    /// A guest load of `size` bytes at `offset`.
+    pub fn read_at(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
         if size == AccessSize::Double {
             return Err(MmioError::ExternalAbort);
         }
@@ -335,7 +362,8 @@ impl MmioDevice for Pl011 {
         }
     }
 
-    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
+    /// A guest store of `value` (`size` bytes) at `offset`.
+    pub fn write_at(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
         if size == AccessSize::Double {
             return Err(MmioError::ExternalAbort);
         }
@@ -346,6 +374,31 @@ impl MmioDevice for Pl011 {
             ));
         }
         Ok(())
+    }
+}
+
+impl MmioDevice for Pl011 {
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        let value = self.read_at(offset, size);
+        self.report_irq(caller.events);
+        value
+    }
+
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        let done = self.write_at(offset, size, value);
+        self.report_irq(caller.events);
+        done
     }
 }
 

@@ -33,11 +33,11 @@ fn uart() -> (Pl011, Capture) {
 }
 
 fn rd(u: &mut Pl011, off: u64) -> u64 {
-    u.read(off, W).unwrap()
+    u.read_at(off, W).unwrap()
 }
 
 fn wr(u: &mut Pl011, off: u64, v: u64) {
-    u.write(off, W, v).unwrap()
+    u.write_at(off, W, v).unwrap()
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn id_registers() {
     let ids: Vec<u64> = (0..8).map(|i| rd(&mut u, 0xFE0 + 4 * i)).collect();
     assert_eq!(ids, [0x11, 0x10, 0x14, 0x00, 0x0D, 0xF0, 0x05, 0xB1]);
     // Byte reads work too (Linux's AMBA bus probes with readl; others use readb).
-    assert_eq!(u.read(0xFF0, AccessSize::Byte).unwrap(), 0x0D);
+    assert_eq!(u.read_at(0xFF0, AccessSize::Byte).unwrap(), 0x0D);
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn transmit_goes_to_output_and_raises_txris() {
         wr(&mut u, regs::DR, u64::from(*b) | 0xffff_ff00);
     }
     // 8-bit write to DR (earlycon style).
-    u.write(regs::DR, AccessSize::Byte, u64::from(b'!'))
+    u.write_at(regs::DR, AccessSize::Byte, u64::from(b'!'))
         .unwrap();
     assert_eq!(cap.text(), "hi\n!");
     assert_eq!(rd(&mut u, regs::RIS) as u32 & int::TX, int::TX);
@@ -157,11 +157,11 @@ fn plain_registers_store_and_mask() {
         assert_eq!(rd(&mut u, off), want, "{off:#x}");
     }
     // 16-bit accesses, as amba-pl011 does by default.
-    u.write(regs::IBRD, AccessSize::Half, 0x1234).unwrap();
-    assert_eq!(u.read(regs::IBRD, AccessSize::Half).unwrap(), 0x1234);
+    u.write_at(regs::IBRD, AccessSize::Half, 0x1234).unwrap();
+    assert_eq!(u.read_at(regs::IBRD, AccessSize::Half).unwrap(), 0x1234);
     // Upper lanes read as zero; writes there are ignored.
-    assert_eq!(u.read(regs::IBRD + 2, AccessSize::Half).unwrap(), 0);
-    u.write(regs::IBRD + 1, AccessSize::Byte, 0x55).unwrap();
+    assert_eq!(u.read_at(regs::IBRD + 2, AccessSize::Half).unwrap(), 0);
+    u.write_at(regs::IBRD + 1, AccessSize::Byte, 0x55).unwrap();
     assert_eq!(rd(&mut u, regs::IBRD), 0x1234);
 }
 
@@ -196,9 +196,12 @@ fn reserved_offsets_raz_wi_and_logged() {
 #[test]
 fn doubleword_access_aborts() {
     let (mut u, _) = uart();
-    assert_eq!(u.read(0, AccessSize::Double), Err(MmioError::ExternalAbort));
     assert_eq!(
-        u.write(0, AccessSize::Double, 0),
+        u.read_at(0, AccessSize::Double),
+        Err(MmioError::ExternalAbort)
+    );
+    assert_eq!(
+        u.write_at(0, AccessSize::Double, 0),
         Err(MmioError::ExternalAbort)
     );
 }
@@ -208,11 +211,11 @@ fn any_access_is_safe() {
     let (mut u, _) = uart();
     for off in (0..0x1010u64).step_by(1) {
         for size in [AccessSize::Byte, AccessSize::Half, AccessSize::Word] {
-            let _ = u.read(off, size);
-            let _ = u.write(off, size, 0xffff_ffff);
+            let _ = u.read_at(off, size);
+            let _ = u.write_at(off, size, 0xffff_ffff);
         }
     }
-    let _ = u.read(u64::MAX, W);
+    let _ = u.read_at(u64::MAX, W);
     u.reset();
     assert_eq!(rd(&mut u, regs::CR), 0x300);
 }
@@ -261,16 +264,26 @@ fn uart_through_prefixer() {
 #[test]
 fn through_the_mmio_bus_with_real_syndromes() {
     use el2_core::exit::{decode, Exit, ExitInfo};
-    use el2_core::mmio::{MmioAccess, MmioBus, MmioOutcome};
+    use el2_core::mmio::{MmioAccess, MmioBus, MmioCaller, MmioEvents, MmioOutcome};
+    /// Records the line changes the UART reports.
+    #[derive(Default)]
+    struct Lines(Vec<(u32, bool)>);
+    impl MmioEvents for Lines {
+        fn set_irq_level(&mut self, intid: u32, level: bool) {
+            self.0.push((intid, level));
+        }
+    }
     let cap = Capture::default();
     let mut bus = MmioBus::new();
-    bus.add(
-        0x0900_0000,
-        0x1000,
-        "uart0",
-        Box::new(Pl011::new(Box::new(cap.clone()))),
-    )
-    .unwrap();
+    let mut uart = Pl011::new(Box::new(cap.clone()));
+    uart.set_irq(33);
+    bus.add(0x0900_0000, 0x1000, "uart0", Box::new(uart))
+        .unwrap();
+    let mut lines = Lines::default();
+    let mut caller = MmioCaller {
+        vcpu: 0,
+        events: &mut lines,
+    };
     let access = |esr: u64, ipa: u64| {
         let info = ExitInfo {
             esr,
@@ -284,21 +297,31 @@ fn through_the_mmio_bus_with_real_syndromes() {
     };
     // ldr w1, [x0] at FR (0x18): ESR 0x9381_0006 -> TXFE | RXFE.
     assert_eq!(
-        bus.dispatch(&access(0x9381_0006, 0x0900_0018), 0),
+        bus.dispatch(&access(0x9381_0006, 0x0900_0018), 0, &mut caller),
         MmioOutcome::Read(0x90)
     );
     // strb w2, [x0] at DR: SAS 0, SRT 2 (0x0002_0000), WnR (0x40): 0x9302_0046.
     assert_eq!(
-        bus.dispatch(&access(0x9302_0046, 0x0900_0000), u64::from(b'A')),
+        bus.dispatch(
+            &access(0x9302_0046, 0x0900_0000),
+            u64::from(b'A'),
+            &mut caller
+        ),
         MmioOutcome::WriteDone
     );
     assert_eq!(cap.text(), "A");
     // ldr x1, [x0] (64-bit: SAS 3, SF): the UART refuses -> external abort to inject.
     assert!(matches!(
-        bus.dispatch(&access(0x93C1_8006, 0x0900_0000), 0),
+        bus.dispatch(&access(0x93C1_8006, 0x0900_0000), 0, &mut caller),
         MmioOutcome::DeviceError {
             device: "uart0",
             ..
         }
     ));
+    // Unmasking TX (IMSC, 0x38) after the transmit raised TXRIS: the line goes high once;
+    // clearing it (ICR, 0x44) lowers it. str w2, [x0]: 0x9382_0046.
+    bus.dispatch(&access(0x9382_0046, 0x0900_0038), 0x20, &mut caller);
+    bus.dispatch(&access(0x9382_0046, 0x0900_0038), 0x20, &mut caller);
+    bus.dispatch(&access(0x9382_0046, 0x0900_0044), 0x20, &mut caller);
+    assert_eq!(lines.0, [(33, true), (33, false)]);
 }

@@ -6,8 +6,9 @@ use el2_core::mmio::{AccessSize, MmioAccess};
 use el2_core::switch::{ExitKind, RawExit};
 use vtimer::PhysTimerReg;
 
-use super::mock::{Rig, DEV_BASE, DIRTY_CALL, EL1H, PC, RAM_BASE, VBAR};
+use super::mock::{Rig, DEV_BASE, DEV_IRQ, DIRTY_CALL, EL1H, PC, RAM_BASE, VBAR};
 use super::{dabt, esr, hpfar, sysreg_iss, DFSC_PERMISSION_L3, DFSC_TRANSLATION_L3, IL};
+use crate::exits::Devices;
 use crate::exits::{Outcome, VmEnd, HV_EXIT_COUNT, HV_YIELD};
 use crate::stats::ExitReason;
 
@@ -241,13 +242,17 @@ fn sys64_debug_registers_first_use_and_actlr() {
 fn dabt_mmio_store_then_load() {
     let mut r = Rig::new();
     r.vcpu.regs.x[1] = 0xffff_ffff_0000_abcd;
+    let (e, far, hp) = dabt(DEV_BASE, 0, 1, false, true); // strb w1 to the first register
+    assert_eq!(r.sync(e, far, hp), Outcome::Emulated);
     let (e, far, hp) = dabt(DEV_BASE + 8, 2, 1, false, true); // str w1
     assert_eq!(r.sync(e, far, hp), Outcome::Emulated);
     let (e, far, hp) = dabt(DEV_BASE + 8, 1, 2, true, false); // ldrh x2
     assert_eq!(r.sync(e, far, hp), Outcome::Emulated);
     assert_eq!(r.vcpu.regs.x[2], 0xabcd);
-    assert_eq!(r.vcpu.regs.pc, PC + 8);
-    assert_eq!(count(&r, ExitReason::Mmio), 2);
+    assert_eq!(r.vcpu.regs.pc, PC + 12);
+    assert_eq!(count(&r, ExitReason::Mmio), 3);
+    // The device's line went high with bit 0 of its first register (reported once).
+    assert_eq!(r.vm.lines.0, [(DEV_IRQ, true)]);
 }
 
 #[test]
@@ -307,7 +312,7 @@ fn dabt_without_syndrome_is_decoded() {
             sf: false,
             acquire_release: false,
         };
-        r.vm.bus.dispatch(&acc, value);
+        r.vm.mmio(&acc, value);
     };
     put(0, 0x1111);
     put(4, 0x2222);

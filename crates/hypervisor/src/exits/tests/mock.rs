@@ -7,7 +7,8 @@ use std::vec::Vec;
 use core::fmt;
 use el2_core::exit::SysRegAccess;
 use el2_core::mmio::{
-    AccessSize, MmioAccess, MmioBus, MmioDevice, MmioError, MmioOutcome, MmioResult,
+    AccessSize, MmioAccess, MmioBus, MmioCaller, MmioDevice, MmioError, MmioEvents, MmioOutcome,
+    MmioResult,
 };
 use el2_core::psci::{AffinityState, PsciHost, PsciReturn};
 use el2_core::switch::{el1_field, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
@@ -65,14 +66,18 @@ impl WorldSwitch for MemSwitch {
     }
 }
 
-/// 32 bytes of registers (repeated over the region): reads return what was written; 64-bit accesses abort.
+/// 32 bytes of registers (repeated over the region): reads return what was written; 64-bit
+/// accesses abort. Its interrupt line ([`DEV_IRQ`]) follows bit 0 of the first byte.
 #[derive(Default)]
 struct RegisterFile {
     regs: [u8; 32],
 }
 
+/// The register file's interrupt.
+pub const DEV_IRQ: u32 = 48;
+
 impl MmioDevice for RegisterFile {
-    fn read(&mut self, offset: u64, size: AccessSize) -> MmioResult<u64> {
+    fn read(&mut self, _: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
         if size == AccessSize::Double {
             return Err(MmioError::ExternalAbort);
         }
@@ -87,12 +92,23 @@ impl MmioDevice for RegisterFile {
         }
         Ok(v)
     }
-    fn write(&mut self, offset: u64, size: AccessSize, value: u64) -> MmioResult<()> {
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
         if size == AccessSize::Double {
             return Err(MmioError::ExternalAbort);
         }
+        let was = self.regs[0] & 1 != 0;
         for i in 0..size.bytes() {
             self.regs[((offset + i) % 32) as usize] = (value >> (8 * i)) as u8;
+        }
+        let now = self.regs[0] & 1 != 0;
+        if now != was {
+            caller.events.set_irq_level(DEV_IRQ, now);
         }
         Ok(())
     }
@@ -112,6 +128,8 @@ pub struct MockVm {
     pub dirtied: Vec<u64>,
     /// The MMIO bus.
     pub bus: MmioBus,
+    /// Interrupt-line changes the devices reported.
+    pub lines: Lines,
     /// A virtual GICv3 is there.
     pub has_gicv3: bool,
     /// SGI register writes.
@@ -157,6 +175,7 @@ impl MockVm {
             dirty_logged: BTreeSet::new(),
             dirtied: Vec::new(),
             bus,
+            lines: Lines::default(),
             has_gicv3: true,
             sgis: Vec::new(),
             irq_pending: false,
@@ -205,9 +224,23 @@ impl VmMemory for MockVm {
     }
 }
 
+/// Records the interrupt-line changes devices report.
+#[derive(Default)]
+pub struct Lines(pub Vec<(u32, bool)>);
+
+impl MmioEvents for Lines {
+    fn set_irq_level(&mut self, intid: u32, level: bool) {
+        self.0.push((intid, level));
+    }
+}
+
 impl Devices for MockVm {
     fn mmio(&mut self, access: &MmioAccess, reg_value: u64) -> MmioOutcome {
-        self.bus.dispatch(access, reg_value)
+        let mut caller = MmioCaller {
+            vcpu: 0,
+            events: &mut self.lines,
+        };
+        self.bus.dispatch(access, reg_value, &mut caller)
     }
 }
 
