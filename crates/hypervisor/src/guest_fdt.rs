@@ -128,19 +128,23 @@ pub struct TimerPpis {
     pub hyp: u32,
 }
 
+/// INTID of PPI 0: a device tree names PPIs by their number, INTID - 16.
+const FIRST_PPI_INTID: u32 = 16;
+
 impl Default for TimerPpis {
+    /// The SBSA assignment (`vtimer`'s INTIDs), which QEMU `virt` follows.
     fn default() -> TimerPpis {
         TimerPpis {
-            secure: 13,
-            non_secure: 14,
-            virt: 11,
-            hyp: 10,
+            secure: vtimer::SECURE_PHYS_TIMER_PPI - FIRST_PPI_INTID,
+            non_secure: vtimer::PHYS_TIMER_PPI - FIRST_PPI_INTID,
+            virt: vtimer::VIRT_TIMER_PPI - FIRST_PPI_INTID,
+            hyp: vtimer::HYP_TIMER_PPI - FIRST_PPI_INTID,
         }
     }
 }
 
-/// The GIC maintenance interrupt PPI.
-pub const GIC_MAINTENANCE_PPI: u32 = 9;
+/// The GIC maintenance interrupt PPI (the `vgic` crate's INTID as a PPI number).
+pub const GIC_MAINTENANCE_PPI: u32 = vgic::maintenance_intid() - FIRST_PPI_INTID;
 
 /// A virtio-mmio transport.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,13 +3,24 @@
 
 mod phys;
 mod state;
+mod vcpu;
 
 pub use phys::{PhysTimer, PhysTimerReg};
 pub use state::{TimerState, CTL_ENABLE, CTL_IMASK, CTL_ISTATUS};
+pub use vcpu::{TimerHost, VcpuTimer};
 
-/// INTID of the EL1 virtual timer PPI on every Arm platform that follows SBSA/BSA.
+// The generic timers' interrupts as SBSA/BSA assign them (INTIDs; PPI n is INTID 16 + n).
+// Defined here once; the hypervisor's host GIC driver, its vGIC setup and its guest device
+// tree use these.
+
+/// INTID of the EL2 physical timer's PPI (`CNTHP_*_EL2`, PPI 10): the hypervisor's own
+/// timer (time slices, software timers for blocked vCPUs).
+pub const HYP_TIMER_PPI: u32 = 26;
+/// INTID of the EL1 virtual timer's PPI (`CNTV_*_EL0`, PPI 11).
 pub const VIRT_TIMER_PPI: u32 = 27;
-/// INTID of the non-secure EL1 physical timer PPI.
+/// INTID of the secure EL1 physical timer's PPI (`CNTPS_*_EL1`, PPI 13).
+pub const SECURE_PHYS_TIMER_PPI: u32 = 29;
+/// INTID of the non-secure EL1 physical timer's PPI (`CNTP_*_EL0`, PPI 14).
 pub const PHYS_TIMER_PPI: u32 = 30;
 
 /// A VM's virtual-counter offset: `CNTVCT = CNTPCT - CNTVOFF`.

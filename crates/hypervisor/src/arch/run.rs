@@ -7,13 +7,13 @@ use core::sync::atomic::Ordering;
 use el2_core::switch::WorldSwitch;
 use el2_core::vcpu::VcpuContext;
 use spin::Once;
-use vtimer::{PhysTimer, TimerState};
+use vtimer::{TimerState, VcpuTimer};
 
 use super::debug_regs::{self, DebugRegs};
 use super::sched::{self, Thread};
 use super::vcpu_host::VcpuHost;
 use super::vm::{Power, VcpuRun, Vm, VmEnd};
-use super::{gic, percpu, timer, vgic_glue};
+use super::{percpu, timer, vgic_glue};
 use crate::bootargs::ResetPolicy;
 use crate::exits::{self, ExitCtx};
 use crate::stats::ExitStats;
@@ -44,8 +44,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     let mut state = vm.vcpus[t.vcpu].state.lock();
     let VcpuRun {
         ctx,
-        ptimer,
-        vtimer_active,
+        timer: timers,
         debug,
     } = &mut *state;
     let mut lrs = percpu::current().lrs.lock();
@@ -57,23 +56,23 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         debug,
         slice_end: shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US)),
     };
-    load(&mut host, ctx, ptimer, vtimer_active, sw);
+    load(&mut host, ctx, timers, sw);
     let mut stats = ExitStats::default();
     while !vm.ended.load(Ordering::Acquire) && host.vcpu().power() == Power::On {
-        before_entry(&mut host, ptimer);
+        before_entry(&mut host, timers);
         // SAFETY: loaded above on this CPU.
         let raw = unsafe { sw.run(ctx) };
         if let (Some(vg), Some(l)) = (&vm.vgic, host.lrs.as_deref_mut()) {
             let _ = vg.lock().sync(host.me, l);
         }
-        let mut exit = ExitCtx::new(raw, ctx, ptimer, &mut stats, sw, &mut host);
+        let mut exit = ExitCtx::new(raw, ctx, timers, &mut stats, sw, &mut host);
         let outcome = exits::handle(&mut exit);
-        program_timer(host.slice_end, ptimer);
+        program_timer(host.slice_end, timers);
         if outcome.yields() {
             break;
         }
     }
-    put(&mut host, ctx, ptimer, vtimer_active, sw);
+    put(&mut host, ctx, timers, sw);
     host.vcpu().stats.lock().add(&stats);
     drop(lrs);
     drop(state);
@@ -89,22 +88,21 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
 fn load(
     host: &mut VcpuHost<'_>,
     ctx: &mut VcpuContext,
-    ptimer: &mut PhysTimer,
-    vtimer_active: &mut bool,
+    timers: &mut VcpuTimer,
     sw: &dyn WorldSwitch,
 ) {
     let vcpu = host.vcpu();
     if vcpu.power() == Power::OnPending {
         let (entry, context_id) = *vcpu.boot.lock();
         ctx.reset_to(entry, context_id);
-        ptimer.reset();
+        timers.reset();
         vcpu.power.store(Power::On as u8, Ordering::Release);
     }
     vcpu.blocked.store(false, Ordering::Release);
     vcpu.wake.store(false, Ordering::Release);
     vcpu.wake_at.store(0, Ordering::Release);
     vcpu.wfit_at.store(0, Ordering::Release);
-    program_timer(host.slice_end, ptimer);
+    program_timer(host.slice_end, timers);
     let this_cpu = percpu::current();
     ctx.controls.vttbr_el2 = super::vm::vmid_for_load(host.vm, this_cpu.index);
     // Lazy FP/SIMD across put/load: when this CPU's FP registers still hold this vCPU's
@@ -123,19 +121,16 @@ fn load(
     if let (Some(vg), Some(l)) = (&host.vm.vgic, host.lrs.as_deref_mut()) {
         let _ = vg.lock().vcpu_load(host.me, l);
     }
-    if *vtimer_active {
-        gic::set_private_active(vtimer::VIRT_TIMER_PPI, true);
-        *vtimer_active = false;
-    }
+    timers.vcpu_load(host);
 }
 
-/// Before each entry: the emulated physical timer's level, pending interrupts into the
-/// list registers, kicks for other vCPUs.
-fn before_entry(host: &mut VcpuHost<'_>, ptimer: &PhysTimer) {
+/// Before each entry: the emulated physical timer's line (when it changed), pending
+/// interrupts into the list registers, kicks for other vCPUs.
+fn before_entry(host: &mut VcpuHost<'_>, timers: &mut VcpuTimer) {
+    timers.flush(host);
     let me = host.me;
     if let (Some(vg), Some(l)) = (&host.vm.vgic, host.lrs.as_deref_mut()) {
         let mut g = vg.lock();
-        let _ = g.set_ppi_level(me, vtimer::PHYS_TIMER_PPI, ptimer.irq_level(timer::now()));
         let _ = g.flush(me, l);
         sched::deliver_kicks(host.vm, &mut g, me);
     }
@@ -147,8 +142,7 @@ fn before_entry(host: &mut VcpuHost<'_>, ptimer: &PhysTimer) {
 fn put(
     host: &mut VcpuHost<'_>,
     ctx: &mut VcpuContext,
-    ptimer: &PhysTimer,
-    vtimer_active: &mut bool,
+    timers: &mut VcpuTimer,
     sw: &dyn WorldSwitch,
 ) {
     if host.debug.active {
@@ -166,11 +160,7 @@ fn put(
     if let (Some(vg), Some(l)) = (&host.vm.vgic, host.lrs.as_deref_mut()) {
         let _ = vg.lock().vcpu_put(host.me, l);
     }
-    // A forwarded timer interrupt the guest has not deactivated yet stays with the vCPU.
-    if gic::private_active(vtimer::VIRT_TIMER_PPI) {
-        gic::set_private_active(vtimer::VIRT_TIMER_PPI, false);
-        *vtimer_active = true;
-    }
+    timers.vcpu_put(host);
     timer::disarm();
     let vcpu = host.vcpu();
     if vcpu.blocked.load(Ordering::Acquire) {
@@ -178,9 +168,9 @@ fn put(
             ctl: ctx.el1.cntv_ctl_el0,
             cval: ctx.el1.cntv_cval_el0,
         };
-        let timers = vtimer::wake_deadline(&vt, &host.vm.counter, ptimer);
+        let deadline = timers.wake_deadline(&vt, &host.vm.counter);
         let wfit = Some(vcpu.wfit_at.swap(0, Ordering::AcqRel)).filter(|&at| at != 0);
-        let at = match (timers, wfit) {
+        let at = match (deadline, wfit) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(0),
         };
@@ -196,9 +186,8 @@ fn vcpu_id(host: &VcpuHost<'_>) -> usize {
 /// Arms the EL2 timer for the earlier of the slice end and the emulated physical timer.
 /// A physical timer that has already fired is not armed again: its level is in the vGIC
 /// until the guest reprograms it (re-arming would make the EL2 timer fire on every entry).
-fn program_timer(slice_end: Option<u64>, ptimer: &PhysTimer) {
-    let now = timer::now();
-    let pdeadline = ptimer.state().deadline().filter(|&d| d > now);
+fn program_timer(slice_end: Option<u64>, vcpu_timer: &VcpuTimer) {
+    let pdeadline = vcpu_timer.emulated_deadline(timer::now());
     match (slice_end, pdeadline) {
         (Some(a), Some(b)) => timer::arm(a.min(b)),
         (Some(a), None) | (None, Some(a)) => timer::arm(a),
@@ -237,8 +226,8 @@ fn maybe_restart(t: &Thread) {
     }
     for (i, (v, st)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
         st.ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
-        st.ptimer.reset();
-        st.vtimer_active = false;
+        // A new vGIC comes with it (`reset_devices`): every line starts low.
+        st.timer = VcpuTimer::default();
         st.debug = DebugRegs::default();
         v.wake_at.store(0, Ordering::Release);
         v.power.store(

@@ -8,13 +8,13 @@ use el2_core::exit::SysRegAccess;
 use el2_core::mmio::{MmioAccess, MmioCaller, MmioOutcome};
 use el2_core::psci::{AffinityState, PsciHost, PsciReturn, MPIDR_AFFINITY_MASK};
 use vgic::SgiReg;
-use vtimer::VmCounter;
+use vtimer::{TimerHost, VmCounter};
 
 use super::debug_regs::{self, DebugRegs};
 use super::lrs::HostLrs;
 use super::sched::{self, Thread, VmEvents};
 use super::vm::{Power, Vcpu, Vm};
-use super::{cpu, dirty_log, sysregs, timer};
+use super::{cpu, dirty_log, gic, sysregs, timer};
 use crate::exits::{
     Devices, GuestLog, HostIrqs, Interrupts, Platform, S2Page, Scheduling, VcpuPower, VendorCalls,
     VmEnd, VmMemory,
@@ -185,9 +185,25 @@ impl VcpuPower for VcpuHost<'_> {
     fn counter(&self) -> VmCounter {
         self.vm.counter
     }
+}
 
+impl TimerHost for VcpuHost<'_> {
     fn now(&self) -> u64 {
         timer::now()
+    }
+
+    fn set_irq_level(&mut self, intid: u32, level: bool) {
+        if let Some(vg) = &self.vm.vgic {
+            let _ = vg.lock().set_ppi_level(self.me, intid, level);
+        }
+    }
+
+    fn phys_active(&self, intid: u32) -> bool {
+        gic::private_active(intid)
+    }
+
+    fn set_phys_active(&mut self, intid: u32, active: bool) {
+        gic::set_private_active(intid, active);
     }
 }
 
@@ -225,15 +241,9 @@ impl Platform for VcpuHost<'_> {
 
 impl Scheduling for VcpuHost<'_> {
     fn host_irqs(&mut self) -> HostIrqs {
-        let ev = sched::drain_host_irqs(true);
-        if ev.vtimer {
-            if let Some(vg) = &self.vm.vgic {
-                let _ = vg
-                    .lock()
-                    .set_ppi_level(self.me, vtimer::VIRT_TIMER_PPI, true);
-            }
+        HostIrqs {
+            vtimer: sched::drain_host_irqs(true).vtimer,
         }
-        HostIrqs { vtimer: ev.vtimer }
     }
 
     fn slice_over(&mut self) -> bool {

@@ -13,7 +13,7 @@ use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
 use vgic::Vgic;
-use vtimer::{PhysTimer, VmCounter};
+use vtimer::{VcpuTimer, VmCounter};
 
 use super::debug_regs::DebugRegs;
 use super::frames::{self, FrameTables};
@@ -60,11 +60,8 @@ pub enum Power {
 pub struct VcpuRun {
     /// Register state and EL2 controls.
     pub ctx: VcpuContext,
-    /// The emulated EL1 physical timer.
-    pub ptimer: PhysTimer,
-    /// The physical virtual-timer PPI was active (forwarded, not yet deactivated by the
-    /// guest) when the vCPU was put; restored on load.
-    pub vtimer_active: bool,
+    /// The generic timers (emulated physical timer, forwarded virtual timer's state).
+    pub timer: VcpuTimer,
     /// Breakpoint/watchpoint registers, switched lazily.
     pub debug: DebugRegs,
 }
@@ -415,8 +412,7 @@ impl Vm {
                 Vcpu {
                     state: Mutex::new(VcpuRun {
                         ctx,
-                        ptimer: PhysTimer::default(),
-                        vtimer_active: false,
+                        timer: VcpuTimer::default(),
                         debug: Default::default(),
                     }),
                     wake_at: AtomicU64::new(0),

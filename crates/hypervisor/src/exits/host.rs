@@ -8,7 +8,7 @@ use el2_core::exit::SysRegAccess;
 use el2_core::mmio::{MmioAccess, MmioOutcome};
 use el2_core::psci::PsciHost;
 use vgic::SgiReg;
-use vtimer::VmCounter;
+use vtimer::{TimerHost, VmCounter};
 
 use crate::idregs::{IdPolicy, IdReg};
 
@@ -91,8 +91,6 @@ pub trait VcpuPower: PsciHost {
     fn block(&mut self, timeout: Option<u64>);
     /// The VM's virtual counter offset (`CNTVOFF_EL2`).
     fn counter(&self) -> VmCounter;
-    /// The physical counter `CNTPCT_EL0` now.
-    fn now(&self) -> u64;
 }
 
 /// Vendor-specific hypervisor calls (SMCCC owner 6) served outside the exit handlers.
@@ -132,13 +130,30 @@ pub trait Scheduling {
     fn slice_over(&mut self) -> bool;
 }
 
-/// Everything the exit handlers use, implemented by the hypervisor for a running vCPU.
+/// Everything the exit handlers use, implemented by the hypervisor for a running vCPU
+/// (with `vtimer`'s [`TimerHost`]: the counter, the timers' interrupt lines).
 pub trait ExitHost:
-    GuestLog + VmMemory + Devices + Interrupts + VcpuPower + VendorCalls + Platform + Scheduling
+    GuestLog
+    + VmMemory
+    + Devices
+    + Interrupts
+    + VcpuPower
+    + VendorCalls
+    + Platform
+    + Scheduling
+    + TimerHost
 {
 }
 
 impl<T> ExitHost for T where
-    T: GuestLog + VmMemory + Devices + Interrupts + VcpuPower + VendorCalls + Platform + Scheduling
+    T: GuestLog
+        + VmMemory
+        + Devices
+        + Interrupts
+        + VcpuPower
+        + VendorCalls
+        + Platform
+        + Scheduling
+        + TimerHost
 {
 }

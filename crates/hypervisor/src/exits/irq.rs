@@ -8,7 +8,9 @@ use crate::stats::ExitReason;
 /// forwarded; the vCPU yields when its time slice is over and another vCPU waits.
 pub fn host_irq<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::Irq);
-    let _ = ctx.vm.host_irqs();
+    if ctx.vm.host_irqs().vtimer {
+        ctx.timer.on_irq(vtimer::VIRT_TIMER_PPI, ctx.vm);
+    }
     if ctx.vm.slice_over() {
         Outcome::Yield
     } else {

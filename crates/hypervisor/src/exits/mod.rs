@@ -48,7 +48,7 @@ use el2_core::exit::{decode, Exit, ExitInfo};
 use el2_core::inject;
 use el2_core::switch::{ExitKind, RawExit, WorldSwitch};
 use el2_core::vcpu::VcpuContext;
-use vtimer::PhysTimer;
+use vtimer::VcpuTimer;
 
 use crate::stats::ExitStats;
 
@@ -77,8 +77,9 @@ impl Outcome {
 pub struct ExitCtx<'a, H> {
     /// The vCPU's registers and EL2 controls.
     pub vcpu: &'a mut VcpuContext,
-    /// The vCPU's emulated EL1 physical timer.
-    pub timer: &'a mut PhysTimer,
+    /// The vCPU's generic timers (the emulated physical timer's registers, the forwarded
+    /// virtual timer).
+    pub timer: &'a mut VcpuTimer,
     /// Exits per reason of the current run-loop invocation (merged into the vCPU's counters
     /// when it is put).
     pub stats: &'a mut ExitStats,
@@ -100,7 +101,7 @@ impl<'a, H: ExitHost> ExitCtx<'a, H> {
     pub fn new(
         raw: RawExit,
         vcpu: &'a mut VcpuContext,
-        timer: &'a mut PhysTimer,
+        timer: &'a mut VcpuTimer,
         stats: &'a mut ExitStats,
         sw: &'a dyn WorldSwitch,
         vm: &'a mut H,

@@ -15,12 +15,12 @@ use spin::Once;
 
 /// SGI used to kick another physical CPU (re-evaluate what it runs).
 pub const SGI_KICK: u32 = 0;
-/// PPI of the vGIC maintenance interrupt.
-pub const PPI_MAINTENANCE: u32 = 25;
-/// PPI of the EL2 physical timer (`CNTHP_*_EL2`).
-pub const PPI_HYP_TIMER: u32 = 26;
-/// PPI of the EL1 virtual timer (forwarded to the running guest).
-pub const PPI_VIRT_TIMER: u32 = 27;
+/// PPI of the vGIC maintenance interrupt (defined by the `vgic` crate).
+pub const PPI_MAINTENANCE: u32 = vgic::maintenance_intid();
+/// PPI of the EL2 physical timer (`CNTHP_*_EL2`), as the `vtimer` crate defines it.
+pub use vtimer::HYP_TIMER_PPI as PPI_HYP_TIMER;
+/// PPI of the EL1 virtual timer (forwarded to the running guest), as `vtimer` defines it.
+pub use vtimer::VIRT_TIMER_PPI as PPI_VIRT_TIMER;
 /// INTID meaning "no pending interrupt".
 pub const SPURIOUS: u32 = 1023;
 

@@ -480,6 +480,11 @@ fn irq_exits_and_time_slices() {
     };
     let mut r = Rig::new();
     assert_eq!(r.exit(irq), Outcome::Emulated);
+    assert!(r.vm.ppis.is_empty());
+    // The virtual timer fired: its PPI goes high for the guest.
+    r.vm.vtimer_irq = true;
+    assert_eq!(r.exit(irq), Outcome::Emulated);
+    assert_eq!(r.vm.ppis, [(vtimer::VIRT_TIMER_PPI, true)]);
     r.vm.slice_over = true;
     assert_eq!(
         r.exit(RawExit {
@@ -488,7 +493,7 @@ fn irq_exits_and_time_slices() {
         }),
         Outcome::Yield
     );
-    assert_eq!(count(&r, ExitReason::Irq), 2);
+    assert_eq!(count(&r, ExitReason::Irq), 3);
     assert!(!r.injected());
 }
 

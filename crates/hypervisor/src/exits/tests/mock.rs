@@ -14,7 +14,7 @@ use el2_core::psci::{AffinityState, PsciHost, PsciReturn};
 use el2_core::switch::{el1_field, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
 use el2_core::vcpu::VcpuContext;
 use vgic::SgiReg;
-use vtimer::{PhysTimer, VmCounter};
+use vtimer::{TimerHost, VcpuTimer, VmCounter};
 
 use crate::exits::{
     self, Devices, ExitCtx, GuestLog, HostIrqs, Interrupts, Outcome, Platform, S2Page, Scheduling,
@@ -160,6 +160,8 @@ pub struct MockVm {
     pub vtimer_irq: bool,
     /// The time slice is over.
     pub slice_over: bool,
+    /// Timer PPI levels reported.
+    pub ppis: Vec<(u32, bool)>,
 }
 
 impl MockVm {
@@ -191,6 +193,7 @@ impl MockVm {
             debug_active: false,
             vtimer_irq: false,
             slice_over: false,
+            ppis: Vec::new(),
         }
     }
 }
@@ -293,9 +296,19 @@ impl VcpuPower for MockVm {
     fn counter(&self) -> VmCounter {
         self.counter
     }
+}
+
+impl TimerHost for MockVm {
     fn now(&self) -> u64 {
         self.now
     }
+    fn set_irq_level(&mut self, intid: u32, level: bool) {
+        self.ppis.push((intid, level));
+    }
+    fn phys_active(&self, _intid: u32) -> bool {
+        false
+    }
+    fn set_phys_active(&mut self, _intid: u32, _active: bool) {}
 }
 
 impl VendorCalls for MockVm {
@@ -359,8 +372,8 @@ pub const EL1H: u64 = 0x3c5;
 pub struct Rig {
     /// The vCPU.
     pub vcpu: VcpuContext,
-    /// Its emulated physical timer.
-    pub timer: PhysTimer,
+    /// Its timers.
+    pub timer: VcpuTimer,
     /// Its exit counters.
     pub stats: ExitStats,
     /// The VM.
@@ -372,7 +385,7 @@ impl Rig {
     pub fn new() -> Rig {
         Rig {
             vcpu: vcpu(),
-            timer: PhysTimer::default(),
+            timer: VcpuTimer::default(),
             stats: ExitStats::default(),
             vm: MockVm::new(),
         }
