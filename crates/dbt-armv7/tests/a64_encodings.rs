@@ -3,7 +3,7 @@
 //! toolchain's `llvm-objdump` (rustup component `llvm-tools`), and the text must match.
 //! Also checks `logic_imm32` on every rotation of every run of ones (and rejects).
 
-use dbt_armv7::translate::a64::enc::{self, AddSub, Logic, Ls, Sh, Unary};
+use dbt_armv7::translate::a64::enc::{self, AddSub, ExSize, Ext, Logic, Ls, Sh, ShiftV, Unary};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -147,6 +147,27 @@ fn encodings_match_llvm_objdump() {
         ),
         (enc::ls_reg(Ls::Str, 1, 2, 3), "str w1, [x2, x3]"),
         (enc::ls_pre(Ls::Ldr, 1, 2, -256), "ldr w1, [x2, #-0x100]!"),
+        (enc::w_shiftv(ShiftV::Lsl, 1, 2, 3), "lsl w1, w2, w3"),
+        (enc::w_shiftv(ShiftV::Ror, 1, 2, 3), "ror w1, w2, w3"),
+        (enc::x_shiftv(ShiftV::Lsr, 1, 2, 3), "lsr x1, x2, x3"),
+        (enc::x_shiftv(ShiftV::Asr, 1, 2, 3), "asr x1, x2, x3"),
+        (enc::x_lsl_imm(1, 2, 1), "lsl x1, x2, #1"),
+        (enc::x_sxtw(1, 2), "sxtw x1, w2"),
+        (enc::w_csel(1, 2, 3, 3), "csel w1, w2, w3, lo"),
+        (enc::x_maddl(false, 1, 2, 3, 31), "umull x1, w2, w3"),
+        (enc::x_maddl(true, 1, 2, 3, 4), "smaddl x1, w2, w3, x4"),
+        (enc::x_add_reg(1, 2, 3), "add x1, x2, x3"),
+        (enc::x_ands_reg(31, 2, 2), "tst x2, x2"),
+        (enc::w_add_ext(1, 2, 3, Ext::Sxth), "add w1, w2, w3, sxth"),
+        (enc::w_add_ext(1, 2, 3, Ext::Uxtb), "add w1, w2, w3, uxtb"),
+        (enc::ldxr(ExSize::W, 1, 2), "ldxr w1, [x2]"),
+        (enc::ldxr(ExSize::B, 1, 2), "ldxrb w1, [x2]"),
+        (enc::ldxr(ExSize::H, 1, 2), "ldxrh w1, [x2]"),
+        (enc::stxr(ExSize::W, 3, 1, 2), "stxr w3, w1, [x2]"),
+        (enc::stxr(ExSize::B, 3, 1, 2), "stxrb w3, w1, [x2]"),
+        (enc::w_ldxp(1, 2, 3), "ldxp w1, w2, [x3]"),
+        (enc::w_stxp(4, 1, 2, 3), "stxp w4, w1, w2, [x3]"),
+        (enc::CLREX, "clrex"),
         (enc::ls_pre(Ls::Strb, 1, 2, 255), "strb w1, [x2, #0xff]!"),
         (
             enc::x_stp_pre(29, 30, 31, -96),

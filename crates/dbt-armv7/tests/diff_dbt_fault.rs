@@ -7,7 +7,8 @@
 //! fault back to the engine, which finds the guest instruction in its side table and runs
 //! it in the interpreter, which raises the data abort. The runner (`--skip-aborts`)
 //! prints the exact state at each abort (PC, r0-r14, CPSR, FSR/FAR) and continues after
-//! the instruction; the abort lines and the records must be the same through the
+//! the instruction. Also misaligned `LDRD/STRD` (the translated code's side exit), and
+//! `LDM/STM` and exclusives through r9. The abort lines and the records must be the same through the
 //! translator as through the interpreter alone. The seed is `DBT_DIFF_SEED`; the count
 //! `DBT_FAULT_CASES` (default 2000).
 
@@ -35,6 +36,33 @@ fn bad_access(rng: &mut Rng) -> u32 {
             break r;
         }
     };
+    match rng.below(8) {
+        // LDRD/STRD at a misaligned offset from the (mapped) scratch base: the translated
+        // code leaves through its side exit, the interpreter raises the alignment fault.
+        0 => {
+            let rt = 2 * rng.below(5);
+            let imm = 4 * rng.below(16) + 1 + rng.below(3);
+            let op = if load == 1 { 0b1101 } else { 0b1111 };
+            return c
+                | 1 << 24
+                | u << 23
+                | 1 << 22
+                | gen_a32::BASE_REG << 16
+                | rt << 12
+                | (imm >> 4) << 8
+                | op << 4
+                | (imm & 15);
+        }
+        // LDM/STM through r9.
+        1 => {
+            let list = (rng.u32() & 0x53ff & !(1 << BAD)) | 1;
+            return c | 0x0800_0000 | rng.below(4) << 23 | load << 20 | BAD << 16 | list;
+        }
+        // LDREX/STREX through r9.
+        2 if load == 1 => return c | 0x0190_0f9f | BAD << 16 | rt << 12,
+        2 => return c | 0x0180_0f90 | BAD << 16 | 8 << 12 | rng.below(8),
+        _ => {}
+    }
     if rng.below(3) > 0 {
         let reg = rng.below(4) == 0;
         let off = if reg {

@@ -2,7 +2,10 @@
 //! from an encoding family with random fields, constrained by construction only (it never
 //! asks the decoder, the interpreter or the translator what to keep): destinations avoid
 //! r10, r11, r13 and the PC; memory goes through the scratch base r11 and index r10;
-//! forward branches stay inside the sequence.
+//! forward branches stay inside the sequence. Families: data processing (immediate,
+//! immediate-shifted and register-shifted operands), `MOVW/MOVT`, multiplies (S forms,
+//! long, halfword), divides, bit operations, extends, bit fields, every single, dual and
+//! multiple load/store form, exclusives, forward `B<c>`; conditions on a quarter.
 
 use super::harness::{random_regs, Case};
 use super::Rng;
@@ -24,6 +27,7 @@ pub fn dest(rng: &mut Rng) -> u32 {
 pub const DEFAULT_DESTS: &[u32] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 14];
 
 thread_local! {
+    static EX_SIZE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     static DESTS: std::cell::Cell<&'static [u32]> = const { std::cell::Cell::new(DEFAULT_DESTS) };
 }
 
@@ -65,7 +69,7 @@ pub fn cond(rng: &mut Rng) -> u32 {
 /// One A32 instruction of a random family, `left` instructions before the sequence end.
 pub fn insn(rng: &mut Rng, left: u32) -> u32 {
     let c = cond(rng) << 28;
-    match rng.below(16) {
+    match rng.below(24) {
         // Data processing, immediate.
         0..=3 => {
             let op = rng.below(16);
@@ -152,7 +156,7 @@ pub fn insn(rng: &mut Rng, left: u32) -> u32 {
             let off = if reg {
                 1 << 25 | rng.below(5) << 7 | IDX_REG
             } else if small {
-                rng.below(65)
+                8 * rng.below(9) // writeback keeps r11 8-aligned (LDRD/LDM/LDREXD)
             } else {
                 rng.below(4096)
             };
@@ -184,7 +188,7 @@ pub fn insn(rng: &mut Rng, left: u32) -> u32 {
             let imm_form = rng.below(2);
             let (hi, lo) = if imm_form == 1 {
                 let v = if p == 0 || w == 1 {
-                    rng.below(65)
+                    8 * rng.below(9) // writeback keeps r11 8-aligned (LDRD/LDM/LDREXD)
                 } else {
                     rng.below(256)
                 };
@@ -210,14 +214,165 @@ pub fn insn(rng: &mut Rng, left: u32) -> u32 {
             let skip = rng.below(left.min(3) + 1); // 0..=min(left,3) instructions skipped
             c | 0x0a00_0000 | (skip.wrapping_sub(1) & 0xff_ffff)
         }
+        f @ 16..=22 => more(rng, c, f - 16),
         _ => c | 0x0320_f000, // NOP
     }
 }
 
 pub fn sequence(rng: &mut Rng) -> Case {
     let n = 1 + rng.below(8);
+    EX_SIZE.with(|e| e.set(rng.below(4)));
     let code = (0..n).map(|k| insn(rng, n - 1 - k)).collect();
     let mut regs = random_regs(rng, false);
     regs[15] = rng.u32() & 0xf000_0000;
     Case::new(false, code, regs)
+}
+
+/// An even destination whose pair register is a destination too (LDRD, LDREXD).
+fn even_dest(rng: &mut Rng) -> u32 {
+    loop {
+        let r = dest(rng);
+        if r.is_multiple_of(2) && r < 10 {
+            return r;
+        }
+    }
+}
+
+/// Two different destinations.
+fn two_dests(rng: &mut Rng) -> (u32, u32) {
+    loop {
+        let (a, b) = (dest(rng), dest(rng));
+        if a != b {
+            return (a, b);
+        }
+    }
+}
+
+/// The families added with the translator's second step: dual and multiple loads and
+/// stores, extends and bit fields, long and halfword multiplies, exclusives.
+fn more(rng: &mut Rng, c: u32, family: u32) -> u32 {
+    match family {
+        // LDRD/STRD, immediate (word-aligned but one time in 16) or register offset.
+        0 => {
+            let load = rng.below(2);
+            let (p, w) = [(1, 0), (1, 1), (0, 0)][rng.below(3) as usize];
+            let rt = even_dest(rng);
+            let u = rng.below(2);
+            let imm = if p == 0 || w == 1 {
+                8 * rng.below(9)
+            } else {
+                4 * rng.below(64)
+            };
+            let (i, hi, lo) = if rng.below(3) == 0 {
+                (0, 0, IDX_REG)
+            } else {
+                (1, imm >> 4, imm & 15)
+            };
+            let op = if load == 1 { 0b1101 } else { 0b1111 };
+            c | p << 24
+                | u << 23
+                | i << 22
+                | w << 21
+                | BASE_REG << 16
+                | rt << 12
+                | hi << 8
+                | op << 4
+                | lo
+        }
+        // LDM/STM IA/IB/DA/DB, with or without writeback, on the scratch base.
+        1 => {
+            let load = rng.below(2);
+            let w = rng.below(2);
+            let allowed: u32 = if load == 1 {
+                (0..16)
+                    .filter(|r| DESTS.with(|d| d.get().contains(r)))
+                    .map(|r| 1 << r)
+                    .sum()
+            } else {
+                0x7fff & !(1 << BASE_REG)
+            };
+            let list = loop {
+                let mut l = rng.u32() & rng.u32() & allowed;
+                if w == 1 && !l.count_ones().is_multiple_of(2) {
+                    l &= l - 1; // an even count keeps r11 8-aligned
+                }
+                if l != 0 {
+                    break l;
+                }
+            };
+            c | 0x0800_0000 | rng.below(4) << 23 | w << 21 | load << 20 | BASE_REG << 16 | list
+        }
+        // SXT*/UXT* (accumulating or not, rotated), REVSH.
+        2 => {
+            if rng.below(6) == 0 {
+                return c | 0x06ff_0fb0 | dest(rng) << 12 | source(rng);
+            }
+            let op = [0x06a0_0070, 0x06b0_0070, 0x06e0_0070, 0x06f0_0070][rng.below(4) as usize];
+            let rn = if rng.below(2) == 0 { 15 } else { source(rng) };
+            c | op | rn << 16 | dest(rng) << 12 | rng.below(4) << 10 | source(rng)
+        }
+        // SBFX/UBFX/BFI/BFC.
+        3 => {
+            let lsb = rng.below(32);
+            let width = 1 + rng.below(32 - lsb);
+            let rd = dest(rng);
+            match rng.below(4) {
+                0 => c | 0x07a0_0050 | (width - 1) << 16 | rd << 12 | lsb << 7 | source(rng),
+                1 => c | 0x07e0_0050 | (width - 1) << 16 | rd << 12 | lsb << 7 | source(rng),
+                2 => c | 0x07c0_0010 | (lsb + width - 1) << 16 | rd << 12 | lsb << 7 | source(rng),
+                _ => c | 0x07c0_001f | (lsb + width - 1) << 16 | rd << 12 | lsb << 7,
+            }
+        }
+        // UMULL/UMLAL/SMULL/SMLAL (S or not), UMAAL.
+        4 => {
+            let (hi, lo) = two_dests(rng);
+            let (rm, rn) = (source(rng), source(rng));
+            let op = [
+                0x0080_0090,
+                0x00a0_0090,
+                0x00c0_0090,
+                0x00e0_0090,
+                0x0040_0090,
+            ][rng.below(5) as usize];
+            let s = if op == 0x0040_0090 { 0 } else { rng.below(2) };
+            c | op | s << 20 | hi << 16 | lo << 12 | rm << 8 | rn
+        }
+        // SMULxy, SMULWy, SMLALxy.
+        5 => {
+            let (rm, rn) = (source(rng), source(rng));
+            let (y, x) = (rng.below(2), rng.below(2));
+            match rng.below(3) {
+                0 => c | 0x0160_0080 | dest(rng) << 16 | rm << 8 | y << 6 | x << 5 | rn,
+                1 => c | 0x0120_00a0 | dest(rng) << 16 | rm << 8 | y << 6 | rn,
+                _ => {
+                    let (hi, lo) = two_dests(rng);
+                    c | 0x0140_0080 | hi << 16 | lo << 12 | rm << 8 | y << 6 | x << 5 | rn
+                }
+            }
+        }
+        // LDREX{B,H,D}/STREX{B,H,D} at the scratch base (a store-exclusive after a
+        // load-exclusive of the same size succeeds, otherwise it fails: both are checked).
+        _ => {
+            // One size per sequence: a store-exclusive of another size than the
+            // load-exclusive is UNPREDICTABLE.
+            let size = EX_SIZE.with(|e| e.get()); // W, D, B, H
+            if rng.below(2) == 0 {
+                let rt = if size == 1 { even_dest(rng) } else { dest(rng) };
+                c | 0x0190_0f9f | size << 21 | BASE_REG << 16 | rt << 12
+            } else {
+                let rt = if size == 1 {
+                    2 * rng.below(7)
+                } else {
+                    source(rng)
+                };
+                let rd = loop {
+                    let r = dest(rng);
+                    if r != rt && (size != 1 || r != rt + 1) {
+                        break r;
+                    }
+                };
+                c | 0x0180_0f90 | size << 21 | BASE_REG << 16 | rd << 12 | rt
+            }
+        }
+    }
 }

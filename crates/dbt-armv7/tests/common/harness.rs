@@ -240,10 +240,34 @@ pub fn run_qemu(bytes: &[u8], args: &[&str], tag: &str) -> std::process::Output 
     q
 }
 
+/// Runs a batch three ways: under `qemu-arm` (the reference), in the interpreter, and
+/// through the translator (`a64-runner` under `qemu-aarch64`); returns every difference.
 pub fn run_batch(cases: &[Case], src: &[u8], stats: &mut Vec<u64>, tag: &str) -> Vec<String> {
     let img = build(cases, src);
-    let q = run_qemu(&img.bytes, &[], tag);
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{tag}.elf"));
+    std::fs::write(&path, &img.bytes).unwrap();
+    // qemu-arm refuses to load a file without execute permission.
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let qchild = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(qemu_arm())
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running qemu-arm (apt-get install -y qemu-user)");
+    let tpath = path.clone();
+    let tchild = std::thread::spawn(move || super::a64::run(&tpath, false));
     let ours = run_user_partial(BASE, &img.bytes, img.entry, 200_000_000, Some(stats));
+    let q = qchild.wait_with_output().expect("qemu-arm");
+    let t = tchild.join().unwrap();
+    if std::env::var("DBT_DIFF_KEEP").is_err() {
+        let _ = std::fs::remove_file(&path);
+    } else {
+        eprintln!("kept {}", path.display());
+    }
     let mut fails = Vec::new();
     let ours = match ours {
         Ok(o) => o,
@@ -255,25 +279,37 @@ pub fn run_batch(cases: &[Case], src: &[u8], stats: &mut Vec<u64>, tag: &str) ->
             o
         }
     };
-    if !q.status.success() {
-        fails.push(format!(
-            "{tag}: qemu-arm exited with {:?} after {} cases: {}",
-            q.status,
-            q.stdout.len() / REC,
-            String::from_utf8_lossy(&q.stderr)
-        ));
+    for (name, o) in [("qemu-arm", &q), ("translator", &t)] {
+        if !o.status.success() {
+            fails.push(format!(
+                "{tag}: {name} exited with {:?} after {} cases: {}",
+                o.status,
+                o.stdout.len() / REC,
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
     }
     for (k, c) in cases.iter().enumerate() {
         let r = k * REC..(k + 1) * REC;
-        let (Some(qr), Some(or)) = (q.stdout.get(r.clone()), ours.get(r)) else {
+        let (Some(qr), Some(or), Some(tr)) = (
+            q.stdout.get(r.clone()),
+            ours.get(r.clone()),
+            t.stdout.get(r),
+        ) else {
             fails.push(format!("{tag} case {k}: missing output\n{}", c.line()));
             break;
         };
-        let (mut qr, mut or) = (qr.to_vec(), or.to_vec());
+        let (mut qr, mut or, mut tr) = (qr.to_vec(), or.to_vec(), tr.to_vec());
         normalise(&mut qr);
         normalise(&mut or);
+        normalise(&mut tr);
         if qr != or {
             fails.push(format!("{tag} case {k}: {}", describe(c, &qr, &or)));
+        } else if qr != tr {
+            fails.push(format!(
+                "{tag} case {k} (translator): {}",
+                describe(c, &qr, &tr)
+            ));
         }
     }
     fails

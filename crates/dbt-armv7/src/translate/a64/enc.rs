@@ -5,6 +5,9 @@
 //! the instruction word; callers guarantee that immediates are in range (checked by
 //! `debug_assert!`, and by the `a64_encodings` test against `llvm-objdump`).
 
+pub use super::enc_alu::*;
+pub use super::enc_excl::*;
+
 /// A64 condition codes. Their numbers equal the A32 ones (`EQ` = 0 .. `AL` = 14), and both
 /// architectures define them on the same NZCV flags.
 pub type Cond = u8;

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use super::asm::{Asm, Label};
 use super::enc::{self, Ls};
 use super::lower::{self, Lowered};
-use super::{BUDGET, SP, STATE, T_ADDR, T_FLAGS, T_OP2};
+use super::{BUDGET, SP, STATE, T_ADDR, T_FLAGS, T_OP2, T_PCV};
 use crate::decode::{Insn, Op};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
@@ -46,8 +46,9 @@ pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
     }
 }
 
-/// An exit stub to emit after the block body: its label, guest PC and link site.
-type Stub = (Label, u32, Option<usize>, u32);
+/// An exit stub to emit after the block body: its label, guest PC, link site, exit
+/// reason, and the guest instructions it charges to the budget.
+type Stub = (Label, u32, Option<usize>, u32, usize);
 
 /// A linkable exit to guest `target`: leave when the budget cannot cover another block,
 /// else take the branch at `site` (to the stub until linked).
@@ -56,7 +57,7 @@ fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u
     a.tbnz_to(BUDGET, 63, s);
     let site = a.here();
     a.b_to(s);
-    stubs.push((s, target, Some(site), EXIT_BRANCH));
+    stubs.push((s, target, Some(site), EXIT_BRANCH, 0));
     exits.push(ExitSite {
         site,
         stub: 0,
@@ -74,6 +75,18 @@ fn charge(a: &mut Asm, n: usize) {
             n as u32,
         ));
     }
+}
+
+/// Leaves through the dispatcher to the address in `src` with interworking (`BX`
+/// semantics): the exit of `BX`/`BLX` register and of every instruction that writes the
+/// PC.
+fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8) {
+    if src != T_ADDR {
+        a.put(enc::w_mov(T_ADDR, src));
+    }
+    a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
+    a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
+    a.b_abs(rt.epilogue);
 }
 
 /// An exit stub: guest PC, link site and reason into the scratch registers, then the
@@ -171,11 +184,38 @@ impl CodeGen for A64Gen {
                     if matches!(gi.insn.op, Op::Blx { .. }) {
                         mov32(&mut a, 14, gi.pc.wrapping_add(4));
                     }
-                    a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
-                    a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
-                    a.b_abs(rt.epilogue);
+                    exit_bx(&mut a, rt, T_ADDR);
                     a.bind(skip);
                     if cond < 14 {
+                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                    }
+                }
+                Op::BlxImm { off } => {
+                    // To Thumb: through the dispatcher (Thumb is not translated yet).
+                    charge(&mut a, k + 1);
+                    let target = (pc_read & !3).wrapping_add(off as u32) | 1;
+                    mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                    mov32(&mut a, T_ADDR, target);
+                    exit_bx(&mut a, rt, T_ADDR);
+                }
+                _ if gi.insn.info().control_flow => {
+                    // An instruction that writes the PC: the access happens before the
+                    // instruction is charged, so a fault in it is exact.
+                    let skip = a.label();
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    let mut side = None;
+                    let r = lower::writes_pc(&mut a, &gi.insn, pc_read, &mut side);
+                    debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
+                    charge(&mut a, k + 1);
+                    exit_bx(&mut a, rt, T_PCV);
+                    if let Some(l) = side {
+                        stubs.push((l, gi.pc, None, EXIT_FALLBACK, k));
+                    }
+                    a.bind(skip);
+                    if cond < 14 {
+                        charge(&mut a, k + 1);
                         link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
                     }
                 }
@@ -184,8 +224,12 @@ impl CodeGen for A64Gen {
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
-                    let r = lower::lower(&mut a, &gi.insn, pc_read);
+                    let mut side = None;
+                    let r = lower::lower(&mut a, &gi.insn, pc_read, &mut side);
                     debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
+                    if let Some(l) = side {
+                        stubs.push((l, gi.pc, None, EXIT_FALLBACK, k));
+                    }
                     a.bind(skip);
                 }
             }
@@ -202,12 +246,13 @@ impl CodeGen for A64Gen {
             }
         }
         let mut e = 0;
-        for (l, pc, site, reason) in stubs {
+        for (l, pc, site, reason, n) in stubs {
             a.bind(l);
             if site.is_some() {
                 exits[e].stub = a.here();
                 e += 1;
             }
+            charge(&mut a, n);
             stub(&mut a, rt, pc, site, reason);
         }
         HostBlock {

@@ -6,10 +6,11 @@
 //! computed in 32 bits (the address wraps as the guest's does); writeback follows the
 //! access.
 
-use super::asm::Asm;
+use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Logic, Ls, Sh};
 use super::gen::mov32;
-use super::{T_ADDR, T_CARRY, T_FLAGS, T_OP2, T_RES, ZR};
+use super::{lower_bits, lower_mul, lower_pair, shift_reg};
+use super::{T_ADDR, T_CARRY, T_FLAGS, T_OP2, T_PCV, T_RES, ZR};
 use crate::decode::{DpOp, Insn, MemOff, Op, Operand2, RevOp, Shift, Size};
 
 /// Result of a lowering attempt.
@@ -30,17 +31,53 @@ pub fn supported(i: &Insn) -> bool {
     if f.sensitive {
         return false;
     }
+    let mut side = None;
     match i.op {
-        Op::B { .. } | Op::Bl { .. } => true,
+        Op::B { .. } | Op::Bl { .. } | Op::BlxImm { .. } => true,
         Op::Bx { rm } | Op::Blx { rm } => rm != 15,
-        _ if f.control_flow => false,
-        _ => lower(&mut Asm::new(0), i, 0) == Lowered::Done,
+        _ if f.control_flow => writes_pc(&mut Asm::new(0), i, 0, &mut side) == Lowered::Done,
+        _ => lower(&mut Asm::new(0), i, 0, &mut side) == Lowered::Done,
+    }
+}
+
+/// Emits an instruction that writes the PC (not a branch): `LDR pc`, `LDM {.., pc}`,
+/// and ALU operations without S into the PC. The new PC is left in [`T_PCV`]; the caller
+/// makes the (interworking) exit.
+pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
+    match i.op {
+        Op::Dp {
+            op,
+            s: false,
+            rd: 15,
+            rn,
+            op2,
+        } if !op.is_test() => dp(a, op, false, T_PCV, rn, op2, pc_read),
+        Op::Mem {
+            load: true,
+            size: Size::W,
+            signed: false,
+            rt: 15,
+            addr,
+            unpriv: false,
+        } if !(addr.wback && addr.rn == 15) => mem_to(a, Ls::Ldr, T_PCV, addr, pc_read),
+        Op::Multi {
+            load: true,
+            rn,
+            list,
+            inc,
+            before,
+            wback,
+            user: false,
+        } if list & 0x8000 != 0 => lower_pair::multi(a, true, rn, list, inc, before, wback, side),
+        _ => Lowered::Unsupported,
     }
 }
 
 /// Emits `i` (not a branch; its condition is handled by the caller). `pc_read` is the value
-/// the instruction reads as PC.
-pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
+/// the instruction reads as PC. A lowering that needs the interpreter at run time (a
+/// misaligned `LDM`) branches to `side`, which it creates, and the caller places a side
+/// exit there.
+pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
     match i.op {
         Op::Dp { op, s, rd, rn, op2 } if rd != 15 => dp(a, op, s, rd, rn, op2, pc_read),
         Op::Movw { rd, imm } if rd != 15 => {
@@ -52,7 +89,7 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
             Lowered::Done
         }
         Op::Mul {
-            s: false,
+            s,
             sub,
             rd,
             rn,
@@ -60,8 +97,28 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
             ra,
         } if rd != 15 && rn != 15 && rm != 15 => {
             a.put(enc::w_madd(sub, rd, rn, rm, if ra == 15 { ZR } else { ra }));
+            if s {
+                lower_mul::mul_s(a, rd);
+            }
             Lowered::Done
         }
+        Op::MulLong {
+            kind,
+            s,
+            rdlo,
+            rdhi,
+            rn,
+            rm,
+        } => lower_mul::mul_long(a, kind, s, rdlo, rdhi, rn, rm),
+        Op::MulHalf {
+            kind,
+            n_high,
+            m_high,
+            rd,
+            rn,
+            rm,
+            ra,
+        } => lower_mul::mul_half(a, kind, n_high, m_high, rd, rn, rm, ra),
         Op::Div { signed, rd, rn, rm } if rd != 15 && rn != 15 && rm != 15 => {
             a.put(enc::w_div(signed, rd, rn, rm));
             Lowered::Done
@@ -72,11 +129,26 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
                 RevOp::Rev16 => enc::Unary::Rev16,
                 RevOp::Rbit => enc::Unary::Rbit,
                 RevOp::Clz => enc::Unary::Clz,
-                RevOp::Revsh => return Lowered::Unsupported,
+                RevOp::Revsh => return lower_bits::revsh(a, rd, rm),
             };
             a.put(enc::w_unary(u, rd, rm));
             Lowered::Done
         }
+        Op::Extend {
+            signed,
+            size,
+            rd,
+            rn,
+            rm,
+            rot,
+        } => lower_bits::extend(a, signed, size, rd, rn, rm, rot),
+        Op::Bitfield {
+            op,
+            rd,
+            rn,
+            lsb,
+            width,
+        } => lower_bits::bitfield(a, op, rd, rn, lsb, width),
         Op::Mem {
             load,
             size,
@@ -85,6 +157,40 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32) -> Lowered {
             addr,
             unpriv: false,
         } => mem(a, load, size, signed, rt, addr, pc_read),
+        Op::MemDual {
+            load,
+            rt,
+            rt2,
+            addr,
+        } => lower_pair::dual(a, load, rt, rt2, addr, pc_read, side),
+        Op::Multi {
+            load,
+            rn,
+            list,
+            inc,
+            before,
+            wback,
+            user: false,
+        } if list & 0x8000 == 0 => lower_pair::multi(a, load, rn, list, inc, before, wback, side),
+        Op::Ldrex {
+            size,
+            rt,
+            rt2,
+            rn,
+            imm,
+        } => lower_pair::ldrex(a, size, rt, rt2, rn, imm),
+        Op::Strex {
+            size,
+            rd,
+            rt,
+            rt2,
+            rn,
+            imm,
+        } => lower_pair::strex(a, size, rd, rt, rt2, rn, imm, side),
+        Op::Clrex => {
+            a.put(enc::CLREX);
+            Lowered::Done
+        }
         Op::Hint(crate::decode::Hint::Nop | crate::decode::Hint::Yield) => Lowered::Done,
         Op::Barrier(crate::decode::Barrier::Dmb) => {
             a.put(enc::DMB_ISH);
@@ -149,11 +255,25 @@ fn shift_carry_bit(shift: Shift, amount: u8) -> Option<u8> {
 
 #[allow(clippy::too_many_arguments)]
 fn dp(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32) -> Lowered {
-    if let Operand2::ShiftReg { .. } = op2 {
-        return Lowered::Unsupported;
+    if let Operand2::ShiftReg { rm, shift, rs } = op2 {
+        if rm == 15 || rs == 15 || rn == 15 {
+            return Lowered::Unsupported;
+        }
+        let carry = s && op.is_logical();
+        shift_reg::shift_reg_into(a, rm, shift, rs, carry);
+        let op2 = Operand2::ShiftImm {
+            rm: T_OP2,
+            shift: Shift::Lsl,
+            amount: 0,
+        };
+        return if op.is_logical() {
+            logical(a, op, s, rd, rn, op2, pc, carry)
+        } else {
+            arith(a, op, s, rd, rn, op2, pc)
+        };
     }
     if op.is_logical() {
-        logical(a, op, s, rd, rn, op2, pc)
+        logical(a, op, s, rd, rn, op2, pc, false)
     } else {
         arith(a, op, s, rd, rn, op2, pc)
     }
@@ -231,7 +351,19 @@ fn arith(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32)
     Lowered::Done
 }
 
-fn logical(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u32) -> Lowered {
+/// A logical operation; `carry_in_reg`: the shifter carry-out is already in [`T_CARRY`]
+/// (register-shifted operands).
+#[allow(clippy::too_many_arguments)]
+fn logical(
+    a: &mut Asm,
+    op: DpOp,
+    s: bool,
+    rd: u8,
+    rn: u8,
+    op2: Operand2,
+    pc: u32,
+    carry_in_reg: bool,
+) -> Lowered {
     // The A64 operation, and whether the operand is inverted (BIC/ORN/MVN with immediates).
     let (f, n) = match op {
         DpOp::And | DpOp::Tst => (Logic::And, Some(rn)),
@@ -250,6 +382,7 @@ fn logical(a: &mut Asm, op: DpOp, s: bool, rd: u8, rn: u8, op2: Operand2, pc: u3
     }
     // The shifter carry-out, from the operand before the result may overwrite it.
     let carry: Option<Result<bool, ()>> = match op2 {
+        _ if carry_in_reg => Some(Err(())),
         Operand2::Imm { carry, .. } => carry.map(Ok),
         Operand2::ShiftImm { rm, shift, amount } => match shift_carry_bit(shift, amount) {
             Some(bit) if s => {
@@ -332,6 +465,17 @@ fn mem(
     if load && rt == 15 || addr.wback && addr.rn == 15 {
         return Lowered::Unsupported;
     }
+    let t = if !load && rt == 15 {
+        mov32(a, T_OP2, pc);
+        T_OP2
+    } else {
+        rt
+    };
+    mem_to(a, ls, t, addr, pc)
+}
+
+/// The access `ls` of host register `t` at `addr` (see [`mem`]).
+fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32) -> Lowered {
     // The offset as an add/sub operand.
     enum Off {
         Imm(u32),
@@ -355,12 +499,6 @@ fn mem(
         T_ADDR
     } else {
         addr.rn
-    };
-    let t = if !load && rt == 15 {
-        mov32(a, T_OP2, pc);
-        T_OP2
-    } else {
-        rt
     };
     // `[rn, #+-imm]` in one host instruction: the host adds in 64 bits, so a guest
     // address that wraps past 4 GiB (or below 0) becomes a host address in the guard

@@ -5,12 +5,18 @@
 //! address in `xN` is a host address in the guest's low 4 GiB). The guest PC is never in a
 //! register: instructions that read it get `PC + 8` as a constant. Guest NZCV is the host
 //! NZCV. Fixed host registers: [`BUDGET`] (`x27`), [`STATE`] (`x28`, the
-//! [`GuestState`](super::state::GuestState)); scratch: `x15`, `x16`, `x17`, `x19`, `x20`.
+//! [`GuestState`](super::state::GuestState)); scratch: `x15`-`x17`, `x19`-`x23`.
 
 pub mod asm;
 pub mod enc;
+pub mod enc_alu;
+pub mod enc_excl;
 mod gen;
 mod lower;
+mod lower_bits;
+mod lower_mul;
+mod lower_pair;
+mod shift_reg;
 
 pub use gen::A64Gen;
 
@@ -30,6 +36,12 @@ pub const T_OP2: u8 = 17;
 pub const T_CARRY: u8 = 19;
 /// Scratch: results that no guest register receives (`TST`, `CMP`, ...).
 pub const T_RES: u8 = 20;
+/// Scratch: a register shift amount.
+pub const T_AMT: u8 = 21;
+/// Scratch: temporaries of multi-instruction lowerings.
+pub const T_TMP: u8 = 22;
+/// Scratch: the new PC of a guest instruction that writes it (loads, `LDM`, ALU).
+pub const T_PCV: u8 = 23;
 /// The zero register in the forms where 31 is `WZR`.
 pub const ZR: u8 = 31;
 /// The stack pointer in the forms where 31 is `SP`.

@@ -1,0 +1,258 @@
+//! Accesses of more than one register: `LDRD/STRD` (one `LDP`/`STP`), `LDM/STM` (pairs
+//! of `LDP`/`STP` at offsets from one base) and the exclusives (`LDREX*`/`STREX*` as
+//! `LDXR*`/`STXR*`/`LDXP`/`STXP`, `CLREX`).
+//!
+//! A32 requires word alignment for `LDRD/STRD/LDM/STM` whatever `SCTLR.A` says, and A64's
+//! pair accesses to normal memory do not check it: a misaligned base leaves the block
+//! through a side exit (two `TBNZ`) and the interpreter raises the alignment fault. The
+//! exclusives' alignment is checked by the host (a host alignment fault goes through the
+//! fault path). `LDM` loads its base register last and writes the base back after every
+//! access, so a fault on its first access leaves the guest state exact; a fault on a later
+//! access (an `LDM` across a page boundary) may leave earlier destination registers
+//! loaded, which the architecture allows (their values are UNKNOWN after the abort).
+
+use super::asm::{Asm, Label};
+use super::enc::{self, AddSub, ExSize, Ls};
+use super::gen::mov32;
+use super::lower::Lowered;
+use super::{T_ADDR, T_OP2, T_PCV};
+use crate::decode::{Addr, MemOff, Shift, Size};
+
+/// Branches to the side exit (made on first use) when `r` is not word-aligned.
+fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
+    let l = *side.get_or_insert_with(|| a.label());
+    a.tbnz_to(r, 0, l);
+    a.tbnz_to(r, 1, l);
+}
+
+/// `rd = rn +- imm` in 32 bits (`imm` < 4096).
+fn add_imm(a: &mut Asm, rd: u8, rn: u8, add: bool, imm: u32) {
+    let f = if add { AddSub::Add } else { AddSub::Sub };
+    a.put(enc::w_addsub_imm(f, rd, rn, imm, false));
+}
+
+/// `LDRD/STRD`.
+pub fn dual(
+    a: &mut Asm,
+    load: bool,
+    rt: u8,
+    rt2: u8,
+    addr: Addr,
+    pc: u32,
+    side: &mut Option<Label>,
+) -> Lowered {
+    if rt >= 14 || rt2 != rt + 1 || (addr.wback || !addr.index) && addr.rn == 15 {
+        return Lowered::Unsupported;
+    }
+    let off = |a: &mut Asm, d: u8, n: u8| match addr.off {
+        MemOff::Imm(i) => add_imm(a, d, n, addr.add, i),
+        MemOff::Reg { rm, .. } => {
+            let f = if addr.add { AddSub::Add } else { AddSub::Sub };
+            a.put(enc::w_addsub_reg(f, d, n, rm, enc::Sh::Lsl, 0));
+        }
+    };
+    match addr.off {
+        MemOff::Reg { rm, shift, amount } if rm == 15 || shift != Shift::Lsl || amount != 0 => {
+            return Lowered::Unsupported
+        }
+        MemOff::Imm(i) if i >= 4096 => return Lowered::Unsupported,
+        _ => {}
+    }
+    let base = if addr.rn == 15 {
+        // A literal: the address is a constant, checked here.
+        let MemOff::Imm(i) = addr.off else {
+            return Lowered::Unsupported;
+        };
+        let ea = if addr.add {
+            (pc & !3).wrapping_add(i)
+        } else {
+            (pc & !3).wrapping_sub(i)
+        };
+        if ea & 3 != 0 {
+            return Lowered::Unsupported;
+        }
+        mov32(a, T_ADDR, ea);
+        T_ADDR
+    } else if addr.index && addr.off != MemOff::Imm(0) {
+        off(a, T_ADDR, addr.rn);
+        T_ADDR
+    } else {
+        addr.rn
+    };
+    if addr.rn != 15 {
+        check_word(a, base, side);
+    }
+    if load {
+        a.put(enc::w_ldp(rt, rt2, base, 0));
+    } else {
+        a.put(enc::w_stp(rt, rt2, base, 0));
+    }
+    if addr.wback {
+        if addr.index {
+            a.put(enc::w_mov(addr.rn, base));
+        } else {
+            off(a, addr.rn, addr.rn);
+        }
+    }
+    Lowered::Done
+}
+
+/// `LDM/STM` (IA/IB/DA/DB, with or without writeback; not the `^` forms). A loaded PC
+/// goes to [`T_PCV`]; the caller makes the exit.
+#[allow(clippy::too_many_arguments)]
+pub fn multi(
+    a: &mut Asm,
+    load: bool,
+    rn: u8,
+    list: u16,
+    inc: bool,
+    before: bool,
+    wback: bool,
+    side: &mut Option<Label>,
+) -> Lowered {
+    let n = list.count_ones();
+    if rn == 15 || n == 0 || (!load && list & 0x8000 != 0) || (wback && list & (1 << rn) != 0) {
+        return Lowered::Unsupported;
+    }
+    let first: i32 = match (inc, before) {
+        (true, false) => 0,
+        (true, true) => 4,
+        (false, false) => 4 - 4 * n as i32,
+        (false, true) => -4 * n as i32,
+    };
+    let base = if first == 0 {
+        rn
+    } else {
+        add_imm(a, T_ADDR, rn, first > 0, first.unsigned_abs());
+        T_ADDR
+    };
+    check_word(a, base, side);
+    // (register, offset) in memory order; for loads the base and the PC come last.
+    let slots: alloc::vec::Vec<(u8, i32)> = (0..16u8)
+        .filter(|r| list & (1 << r) != 0)
+        .enumerate()
+        .map(|(j, r)| (r, 4 * j as i32))
+        .collect();
+    let late = |r: u8| load && (r == rn || r == 15);
+    let mut k = 0;
+    while k < slots.len() {
+        let (r, o) = slots[k];
+        if late(r) {
+            k += 1;
+            continue;
+        }
+        match slots.get(k + 1) {
+            Some(&(r2, _)) if !late(r2) => {
+                if load {
+                    a.put(enc::w_ldp(r, r2, base, o));
+                } else {
+                    a.put(enc::w_stp(r, r2, base, o));
+                }
+                k += 2;
+            }
+            _ => {
+                a.put(enc::ls_uimm(
+                    if load { Ls::Ldr } else { Ls::Str },
+                    r,
+                    base,
+                    o as u32,
+                ));
+                k += 1;
+            }
+        }
+    }
+    // The PC before the base: the base may be the address register.
+    let mut lates: alloc::vec::Vec<(u8, i32)> =
+        slots.iter().copied().filter(|s| late(s.0)).collect();
+    lates.sort_by_key(|s| s.0 != 15);
+    for (r, o) in lates {
+        let t = if r == 15 { T_PCV } else { r };
+        a.put(enc::ls_uimm(Ls::Ldr, t, base, o as u32));
+    }
+    if wback {
+        add_imm(a, rn, rn, inc, 4 * n);
+    }
+    Lowered::Done
+}
+
+fn ex_size(size: Size) -> Option<ExSize> {
+    match size {
+        Size::B => Some(ExSize::B),
+        Size::H => Some(ExSize::H),
+        Size::W => Some(ExSize::W),
+        Size::D => None,
+    }
+}
+
+/// The exclusive's address register: `rn`, or `rn + imm` in [`T_OP2`].
+fn ex_base(a: &mut Asm, rn: u8, imm: u32) -> u8 {
+    if imm == 0 {
+        rn
+    } else {
+        mov32(a, T_OP2, imm);
+        a.put(enc::w_addsub_reg(
+            AddSub::Add,
+            T_OP2,
+            rn,
+            T_OP2,
+            enc::Sh::Lsl,
+            0,
+        ));
+        T_OP2
+    }
+}
+
+/// `LDREX{B,H,D}`.
+pub fn ldrex(a: &mut Asm, size: Size, rt: u8, rt2: u8, rn: u8, imm: u32) -> Lowered {
+    if rt == 15 || rn == 15 || size == Size::D && (rt2 == 15 || rt2 == rt) {
+        return Lowered::Unsupported;
+    }
+    let b = ex_base(a, rn, imm);
+    match ex_size(size) {
+        Some(s) => a.put(enc::ldxr(s, rt, b)),
+        None => a.put(enc::w_ldxp(rt, rt2, b)),
+    }
+    Lowered::Done
+}
+
+/// `STREX{B,H,D}`: the status (0 stored, 1 not) goes to `rd` as on the guest. A32
+/// checks the alignment before the monitor, so a misaligned store-exclusive faults even
+/// when it would fail; a host may check the monitor first (QEMU does), so the alignment
+/// is checked here and a misaligned one leaves through the side exit.
+#[allow(clippy::too_many_arguments)]
+pub fn strex(
+    a: &mut Asm,
+    size: Size,
+    rd: u8,
+    rt: u8,
+    rt2: u8,
+    rn: u8,
+    imm: u32,
+    side: &mut Option<Label>,
+) -> Lowered {
+    if [rd, rt, rn].contains(&15)
+        || rd == rt
+        || rd == rn
+        || size == Size::D && (rt2 == 15 || rd == rt2)
+    {
+        return Lowered::Unsupported;
+    }
+    let b = ex_base(a, rn, imm);
+    let bits = match size {
+        Size::B => 0,
+        Size::H => 1,
+        Size::W => 2,
+        Size::D => 3,
+    };
+    if bits > 0 {
+        let l = *side.get_or_insert_with(|| a.label());
+        for bit in 0..bits {
+            a.tbnz_to(b, bit, l);
+        }
+    }
+    match ex_size(size) {
+        Some(s) => a.put(enc::stxr(s, rd, rt, b)),
+        None => a.put(enc::w_stxp(rd, rt, rt2, b)),
+    }
+    Lowered::Done
+}
