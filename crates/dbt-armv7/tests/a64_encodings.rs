@@ -168,6 +168,8 @@ fn encodings_match_llvm_objdump() {
         (enc::w_ldxp(1, 2, 3), "ldxp w1, w2, [x3]"),
         (enc::w_stxp(4, 1, 2, 3), "stxp w4, w1, w2, [x3]"),
         (enc::CLREX, "clrex"),
+        (enc::x_add_lsl(22, 25, 22, 4), "add x22, x25, x22, lsl #4"),
+        (enc::x_eor_reg(23, 23, 16), "eor x23, x23, x16"),
         (enc::ls_pre(Ls::Strb, 1, 2, 255), "strb w1, [x2, #0xff]!"),
         (
             enc::x_stp_pre(29, 30, 31, -96),

@@ -3,13 +3,15 @@
 //! blocks, and hands every instruction the back end does not translate to the interpreter.
 
 use alloc::collections::BTreeMap;
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::backend::{CodeGen, ExitSite, Runtime};
 use super::frontend::{self, Key};
 use super::host::CodeMemory;
 use super::state::{
-    GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, MAX_BLOCK_INSNS, NO_LINK,
+    GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, IBTC_ENTRIES, MAX_BLOCK_INSNS,
+    NO_ENTRY, NO_LINK, RAS_ENTRIES,
 };
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exit, Mode};
@@ -75,6 +77,11 @@ pub struct Dbt<G: CodeGen> {
     used: usize,
     state: GuestState,
     stats: Stats,
+    /// The shadow return stack and the indirect branch target cache (pairs of guest
+    /// address, host address), valid for the translation context `ctx`.
+    ras: Vec<[u64; 2]>,
+    ibtc: Vec<[u64; 2]>,
+    ctx: Option<(bool, u16)>,
 }
 
 impl<G: CodeGen> Dbt<G> {
@@ -89,7 +96,17 @@ impl<G: CodeGen> Dbt<G> {
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
+            ras: vec![[NO_ENTRY, 0]; RAS_ENTRIES],
+            ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
+            ctx: None,
         }
+    }
+
+    /// Forgets every return stack and target cache entry (their host addresses may point
+    /// at translations that are gone, or that another privilege or address space made).
+    fn clear_tables(&mut self) {
+        self.ras.fill([NO_ENTRY, 0]);
+        self.ibtc.fill([NO_ENTRY, 0]);
     }
 
     /// Counters so far.
@@ -129,12 +146,14 @@ impl<G: CodeGen> Dbt<G> {
         let (rt, _) = self.runtime(mem);
         let mut left = budget;
         let mut link_from: Option<(u32, u16)> = None;
+        let mut indirect_to = false;
         loop {
             if left == 0 {
                 return Exit::Budget;
             }
             if !Self::translatable(cpu) {
                 link_from = None;
+                indirect_to = false;
                 if let Some(e) = self.interpret(cpu, bus, &mut left) {
                     return e;
                 }
@@ -147,10 +166,12 @@ impl<G: CodeGen> Dbt<G> {
                     if self.blocks.len() >= MAX_BLOCKS {
                         self.flush();
                         link_from = None;
+                        indirect_to = false;
                     }
                     let (id, flushed) = self.translate(key, bus, mem);
                     if flushed {
                         link_from = None;
+                        indirect_to = false;
                     }
                     id
                 }
@@ -158,6 +179,7 @@ impl<G: CodeGen> Dbt<G> {
             let b = &self.blocks[id as usize];
             let Some(at) = b.at.filter(|_| b.guest_insns as u64 <= left) else {
                 link_from = None;
+                indirect_to = false;
                 if let Some(e) = self.interpret(cpu, bus, &mut left) {
                     return e;
                 }
@@ -166,11 +188,23 @@ impl<G: CodeGen> Dbt<G> {
             if let Some((from, e)) = link_from.take() {
                 self.link(mem, from, e, id);
             }
+            let ctx = (key.privileged, key.asid);
+            if self.ctx != Some(ctx) {
+                self.clear_tables();
+                self.ctx = Some(ctx);
+            }
+            if core::mem::take(&mut indirect_to) {
+                // Translated code branched here indirectly: cache the target.
+                let host = mem.bytes().as_ptr() as u64 + at as u64;
+                self.ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] = [key.pc as u64, host];
+            }
             // Enter the code cache.
             self.state.r = cpu.r;
             self.state.nzcv = cpu.cpsr & NZCV;
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
+            self.state.ras_base = self.ras.as_mut_ptr() as u64;
+            self.state.ibtc_base = self.ibtc.as_mut_ptr() as u64;
             self.stats.entries += 1;
             // SAFETY: the cache holds the runtime and blocks this engine generated with
             // `self.gen` for the host that `mem` belongs to; `state` is ours.
@@ -205,6 +239,7 @@ impl<G: CodeGen> Dbt<G> {
                 EXIT_BX => {
                     cpu.bx_write_pc(next);
                     cpu.r[15] = cpu.next_pc;
+                    indirect_to = true;
                 }
                 EXIT_FAULT => {
                     // The guest state is the one the faulting instruction started from: the
@@ -343,6 +378,7 @@ impl<G: CodeGen> Dbt<G> {
     /// code, or the host rewrote guest code): their incoming links are undone, so no
     /// other block can reach them, and the next execution translates them again.
     pub fn invalidate(&mut self, mem: &mut dyn CodeMemory, lo: u32, hi: u32) {
+        self.clear_tables();
         let ids: Vec<u32> = self
             .blocks
             .iter()
@@ -376,6 +412,7 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Drops every translation (the code cache is reused from the start).
     pub fn flush(&mut self) {
+        self.clear_tables();
         self.blocks.clear();
         self.map.clear();
         self.by_addr.clear();

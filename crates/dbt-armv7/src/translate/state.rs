@@ -23,7 +23,22 @@ pub struct GuestState {
     pub exit: u32,
     /// Padding.
     pub pad2: u32,
+    /// Host address of the shadow return stack: [`RAS_ENTRIES`] pairs of (guest return
+    /// address, host address to continue at), a ring.
+    pub ras_base: u64,
+    /// Host address of the indirect branch target cache: [`IBTC_ENTRIES`] pairs of
+    /// (guest target, host address of its block), indexed by target bits 11:2.
+    pub ibtc_base: u64,
+    /// Byte offset of the return stack's top entry in the ring.
+    pub ras_top: u64,
 }
+
+/// Entries of the shadow return stack.
+pub const RAS_ENTRIES: usize = 16;
+/// Entries of the indirect branch target cache.
+pub const IBTC_ENTRIES: usize = 1024;
+/// A guest address that no entry matches (guest addresses are below 2^32).
+pub const NO_ENTRY: u64 = u64::MAX;
 
 /// The most guest instructions one block holds.
 pub const MAX_BLOCK_INSNS: usize = 64;
@@ -57,10 +72,19 @@ pub const OFF_BUDGET: u32 = 72;
 pub const OFF_LINK_SITE: u32 = 80;
 /// Byte offset of [`GuestState::exit`].
 pub const OFF_EXIT: u32 = 88;
+/// Byte offset of [`GuestState::ras_base`].
+pub const OFF_RAS_BASE: u32 = 96;
+/// Byte offset of [`GuestState::ibtc_base`].
+pub const OFF_IBTC_BASE: u32 = 104;
+/// Byte offset of [`GuestState::ras_top`].
+pub const OFF_RAS_TOP: u32 = 112;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);
     assert!(core::mem::offset_of!(GuestState, link_site) == OFF_LINK_SITE as usize);
     assert!(core::mem::offset_of!(GuestState, exit) == OFF_EXIT as usize);
+    assert!(core::mem::offset_of!(GuestState, ras_base) == OFF_RAS_BASE as usize);
+    assert!(core::mem::offset_of!(GuestState, ibtc_base) == OFF_IBTC_BASE as usize);
+    assert!(core::mem::offset_of!(GuestState, ras_top) == OFF_RAS_TOP as usize);
 };

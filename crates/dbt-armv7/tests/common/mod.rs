@@ -7,6 +7,7 @@
 pub mod a64;
 pub mod gen_a32;
 pub mod harness;
+pub mod kernels;
 
 use dbt_armv7::{Bus, Cpu, Exit, FlatRam};
 use std::path::PathBuf;

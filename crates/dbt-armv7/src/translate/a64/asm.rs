@@ -15,6 +15,7 @@ enum Fix {
     BCond(Cond),
     Tbnz(u8, u8),
     Adr(u8),
+    Cbnz(u8),
 }
 
 /// An instruction buffer whose first word will live at byte offset `base` of the code
@@ -81,6 +82,11 @@ impl Asm {
         self.fix(l, Fix::Tbnz(rt, bit));
     }
 
+    /// `CBNZ Xt, l`.
+    pub fn cbnz_to(&mut self, rt: u8, l: Label) {
+        self.fix(l, Fix::Cbnz(rt));
+    }
+
     /// `ADR Xd, l`.
     pub fn adr_to(&mut self, rd: u8, l: Label) {
         self.fix(l, Fix::Adr(rd));
@@ -102,6 +108,7 @@ impl Asm {
                 Fix::BCond(c) => enc::b_cond(c, off),
                 Fix::Tbnz(rt, bit) => enc::tbnz(rt, bit, off),
                 Fix::Adr(rd) => enc::adr(rd, off),
+                Fix::Cbnz(rt) => enc::x_cbz(true, rt, off),
             };
         }
         self.fixups.clear();

@@ -90,3 +90,13 @@ pub fn w_cbz(nonzero: bool, rt: u8, off: i64) -> u32 {
 pub fn x_cbz(nonzero: bool, rt: u8, off: i64) -> u32 {
     SF | w_cbz(nonzero, rt, off)
 }
+
+/// `ADD Xd, Xn, Xm, LSL #amount`.
+pub fn x_add_lsl(rd: u8, rn: u8, rm: u8, amount: u8) -> u32 {
+    x_add_reg(rd, rn, rm) | (amount as u32) << 10
+}
+
+/// `EOR Xd, Xn, Xm`.
+pub fn x_eor_reg(rd: u8, rn: u8, rm: u8) -> u32 {
+    0xca00_0000 | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32
+}

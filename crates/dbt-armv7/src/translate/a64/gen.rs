@@ -4,13 +4,15 @@ use alloc::vec::Vec;
 
 use super::asm::{Asm, Label};
 use super::enc::{self, Ls};
+use super::indirect;
 use super::lower::{self, Lowered};
-use super::{BUDGET, SP, STATE, T_ADDR, T_FLAGS, T_OP2, T_PCV};
+use super::{BUDGET, IBTC, RAS, RAS_TOP, SP, STATE, T_ADDR, T_FLAGS, T_OP2, T_PCV};
 use crate::decode::{Insn, Op};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, OFF_BUDGET, OFF_EXIT, OFF_LINK_SITE, OFF_NZCV,
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE, OFF_LINK_SITE,
+    OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 
 /// Callee-saved host registers the prologue saves (pairs), then x29/x30.
@@ -77,12 +79,53 @@ fn charge(a: &mut Asm, n: usize) {
     }
 }
 
-/// Leaves through the dispatcher to the address in `src` with interworking (`BX`
-/// semantics): the exit of `BX`/`BLX` register and of every instruction that writes the
-/// PC.
-fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8) {
+/// What an indirect exit is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Indirect {
+    /// A return: the shadow return stack first, then the target cache.
+    Return,
+    /// Another indirect branch: the target cache.
+    Jump,
+    /// Straight to the dispatcher (a change of instruction set).
+    Dispatch,
+}
+
+/// Whether a PC-writing instruction is a return (`BX LR`, `MOV pc, lr`, a load of the PC
+/// from the stack: `POP {..,pc}`, `LDM sp!, {..,pc}`, `LDR pc, [sp], #4`).
+fn is_return(op: &Op) -> bool {
+    match *op {
+        Op::Bx { rm } => rm == 14,
+        Op::Multi { rn, .. } => rn == 13,
+        Op::Mem { addr, .. } => addr.rn == 13,
+        Op::Dp {
+            op: crate::decode::DpOp::Mov,
+            op2:
+                crate::decode::Operand2::ShiftImm {
+                    rm: 14, amount: 0, ..
+                },
+            ..
+        } => true,
+        _ => false,
+    }
+}
+
+/// Leaves to the guest address in `src` with interworking (`BX` semantics): the exit of
+/// `BX`/`BLX` register and of every instruction that writes the PC. Returns and other
+/// indirect branches stay in the code cache when the shadow return stack or the target
+/// cache has the target; otherwise the dispatcher takes over.
+fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
     if src != T_ADDR {
         a.put(enc::w_mov(T_ADDR, src));
+    }
+    if kind == Indirect::Return {
+        let miss = a.label();
+        indirect::pop_return(a, miss);
+        a.bind(miss);
+    }
+    if kind != Indirect::Dispatch {
+        let miss = a.label();
+        indirect::lookup(a, miss);
+        a.bind(miss);
     }
     a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
     a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
@@ -122,6 +165,9 @@ impl CodeGen for A64Gen {
         a.put(enc::ls_uimm(Ls::Ldr, T_OP2, STATE, OFF_NZCV));
         a.put(enc::msr_nzcv(T_OP2));
         a.put(enc::ls_uimm(Ls::LdrX, BUDGET, STATE, OFF_BUDGET));
+        a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
+        a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
+        a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
         for n in (0..14u8).step_by(2) {
             a.put(enc::w_ldp(n, n + 1, STATE, off_r(n) as i32));
         }
@@ -139,6 +185,7 @@ impl CodeGen for A64Gen {
         a.put(enc::mrs_nzcv(T_ADDR));
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
         a.put(enc::ls_uimm(Ls::StrX, BUDGET, STATE, OFF_BUDGET));
+        a.put(enc::ls_uimm(Ls::StrX, RAS_TOP, STATE, OFF_RAS_TOP));
         for (k, &(r1, r2)) in SAVED_PAIRS.iter().enumerate() {
             a.put(enc::x_ldp(r1, r2, SP, 16 * (k as i32 + 1)));
         }
@@ -171,8 +218,16 @@ impl CodeGen for A64Gen {
                     }
                     if is_bl {
                         mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                        let cont = a.label();
+                        indirect::push_return(&mut a, 14, cont);
+                        link(&mut a, &mut stubs, &mut exits, target);
+                        // Where a matching return continues: a linkable exit to the
+                        // instruction after the call.
+                        a.bind(cont);
+                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                    } else {
+                        link(&mut a, &mut stubs, &mut exits, target);
                     }
-                    link(&mut a, &mut stubs, &mut exits, target);
                 }
                 Op::Bx { rm } | Op::Blx { rm } => {
                     charge(&mut a, k + 1);
@@ -183,8 +238,19 @@ impl CodeGen for A64Gen {
                     a.put(enc::w_mov(T_ADDR, rm));
                     if matches!(gi.insn.op, Op::Blx { .. }) {
                         mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                        let cont = a.label();
+                        indirect::push_return(&mut a, 14, cont);
+                        exit_bx(&mut a, rt, T_ADDR, Indirect::Jump);
+                        a.bind(cont);
+                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                    } else {
+                        let kind = if is_return(&gi.insn.op) {
+                            Indirect::Return
+                        } else {
+                            Indirect::Jump
+                        };
+                        exit_bx(&mut a, rt, T_ADDR, kind);
                     }
-                    exit_bx(&mut a, rt, T_ADDR);
                     a.bind(skip);
                     if cond < 14 {
                         link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
@@ -196,7 +262,7 @@ impl CodeGen for A64Gen {
                     let target = (pc_read & !3).wrapping_add(off as u32) | 1;
                     mov32(&mut a, 14, gi.pc.wrapping_add(4));
                     mov32(&mut a, T_ADDR, target);
-                    exit_bx(&mut a, rt, T_ADDR);
+                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch);
                 }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the
@@ -209,7 +275,12 @@ impl CodeGen for A64Gen {
                     let r = lower::writes_pc(&mut a, &gi.insn, pc_read, &mut side);
                     debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
                     charge(&mut a, k + 1);
-                    exit_bx(&mut a, rt, T_PCV);
+                    let kind = if is_return(&gi.insn.op) {
+                        Indirect::Return
+                    } else {
+                        Indirect::Jump
+                    };
+                    exit_bx(&mut a, rt, T_PCV, kind);
                     if let Some(l) = side {
                         stubs.push((l, gi.pc, None, EXIT_FALLBACK, k));
                     }

@@ -12,6 +12,7 @@ pub mod enc;
 pub mod enc_alu;
 pub mod enc_excl;
 mod gen;
+mod indirect;
 mod lower;
 mod lower_bits;
 mod lower_mul;
@@ -26,6 +27,12 @@ use super::state::EXIT_FAULT;
 pub const BUDGET: u8 = 27;
 /// Host register holding the address of the [`GuestState`](super::state::GuestState).
 pub const STATE: u8 = 28;
+/// Host register holding the shadow return stack's address.
+pub const RAS: u8 = 24;
+/// Host register holding the indirect branch target cache's address.
+pub const IBTC: u8 = 25;
+/// Host register holding the byte offset of the return stack's top entry.
+pub const RAS_TOP: u8 = 26;
 /// Scratch: saved flags; the link site in exit stubs.
 pub const T_FLAGS: u8 = 15;
 /// Scratch: computed addresses, new flags; the guest PC in exit stubs.
