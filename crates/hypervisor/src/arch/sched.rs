@@ -16,6 +16,7 @@ use spin::{Mutex, Once};
 use el2_core::mmio::MmioEvents;
 use vgic::Vgic;
 
+use super::vgic_glue::vcpus_of;
 use super::vm::{Power, Vm, VmEnd};
 use super::{gic, percpu, power, timer};
 
@@ -113,11 +114,7 @@ pub fn kick_all_cpus() {
 /// Hands the vGIC's kick set to the scheduler (`me` needs no kick: it re-enters anyway;
 /// `usize::MAX` when no vCPU of the VM is the caller).
 pub fn deliver_kicks(vm: &Vm, vgic: &mut Vgic, me: usize) {
-    let kicks = vgic.take_kicks();
-    if kicks.is_empty() {
-        return;
-    }
-    for v in kicks.iter() {
+    for v in vcpus_of(vgic.take_kicks()) {
         if v != me {
             kick(vm, v);
         }

@@ -8,7 +8,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioError, MmioResult};
 use spin::Mutex;
-use vgic::{GicVersion, Vgic, VgicError};
+use vgic::{GicVersion, VcpuSet, Vgic, VgicError};
 
 pub use super::lrs::{guest_gic, init, GuestGic, HostLrs};
 use crate::layout;
@@ -93,12 +93,24 @@ impl GicRegion {
 
 /// Hands the kicks the last vGIC operation left to the caller's events.
 fn report_kicks(vgic: &mut Vgic, caller: &mut MmioCaller<'_>) {
-    let kicks = vgic.take_kicks();
-    if !kicks.is_empty() {
-        for v in kicks.iter() {
-            caller.events.kick(v);
-        }
+    for v in vcpus_of(vgic.take_kicks()) {
+        caller.events.kick(v);
     }
+}
+
+/// The members of a kick set, lowest first. A VM has at most 64 vCPUs (`vm::MAX_VCPUS`
+/// asserts it), so they are the set's low 64 bits: visiting the set bits costs a few
+/// instructions each, where `VcpuSet::iter` tests every possible vCPU id.
+pub fn vcpus_of(set: VcpuSet) -> impl Iterator<Item = usize> {
+    let mut bits = set.low_bits();
+    core::iter::from_fn(move || {
+        if bits == 0 {
+            return None;
+        }
+        let v = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        Some(v)
+    })
 }
 
 impl MmioDevice for GicRegion {

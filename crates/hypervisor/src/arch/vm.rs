@@ -256,6 +256,8 @@ pub fn reset_policy() -> ResetPolicy {
 
 /// Largest number of vCPUs per VM.
 pub const MAX_VCPUS: u32 = 64;
+// The vGIC's kick sets of a VM are read as one 64-bit word (`vgic_glue::vcpus_of`).
+const _: () = assert!(MAX_VCPUS <= u64::BITS);
 
 /// The MPIDR affinity of vCPU `i`: Aff0 = i % 16, Aff1 = i / 16 (16 per cluster, like
 /// GICv3's SGI target lists).
