@@ -27,3 +27,4 @@ pub mod vcpu_host;
 pub mod vgic_glue;
 pub mod virtio_glue;
 pub mod vm;
+pub mod vm_console;

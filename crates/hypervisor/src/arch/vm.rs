@@ -3,12 +3,11 @@
 //! physical CPUs (`Arc<Vm>`), with per-vCPU state behind its own lock.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use el2_core::mmio::{AccessSize, MmioBus, MmioCaller, MmioDevice, MmioResult};
+use el2_core::mmio::{MmioBus, MmioDevice};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
@@ -20,11 +19,11 @@ use super::frames::{self, FrameTables};
 use super::vgic_glue::GicRegion;
 use super::vgic_glue::{self, GuestGic};
 use super::virtio_glue::{self, GuestRam, VirtioBusDevice, VirtioSlot};
+use super::vm_console::{self, ConsoleUart, UartOnBus};
 pub use crate::exits::VmEnd;
 use crate::stats::ExitStats;
 
 use crate::bootargs::ResetPolicy;
-use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
 use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode, VirtioMmioNode};
 use crate::layout;
 use crate::loader::{self, GuestLayout, LoadError};
@@ -145,84 +144,6 @@ pub struct Vm {
     pub virtio: Vec<VirtioSlot>,
 }
 
-/// Most host console bytes kept waiting for room in a PL011's receive FIFO.
-const CONSOLE_INPUT_MAX: usize = 4096;
-
-/// A VM's PL011 and the host console input waiting for room in its receive FIFO.
-pub struct ConsoleUart {
-    /// The UART.
-    pub pl011: Pl011,
-    /// Typed bytes not yet in the receive FIFO.
-    input: VecDeque<u8>,
-}
-
-impl ConsoleUart {
-    /// Queues a byte typed on the host console (dropped beyond [`CONSOLE_INPUT_MAX`]).
-    pub fn queue_input(&mut self, byte: u8) {
-        if self.input.len() < CONSOLE_INPUT_MAX {
-            self.input.push_back(byte);
-        }
-    }
-
-    /// Moves waiting input into the receive FIFO while it has room.
-    pub fn feed(&mut self) {
-        while self.pl011.can_receive() {
-            match self.input.pop_front() {
-                Some(b) => {
-                    self.pl011.push_rx(b);
-                }
-                None => break,
-            }
-        }
-    }
-}
-
-/// The console UART on the MMIO bus: after each access, waiting input moves into the freed
-/// FIFO and the UART's line is reported if it changed (under the UART's lock, so the
-/// console-input path and accesses report in order).
-struct UartOnBus(Arc<Mutex<ConsoleUart>>);
-
-impl MmioDevice for UartOnBus {
-    fn read(
-        &mut self,
-        caller: &mut MmioCaller<'_>,
-        offset: u64,
-        size: AccessSize,
-    ) -> MmioResult<u64> {
-        let mut u = self.0.lock();
-        let value = u.pl011.read_at(offset, size);
-        u.feed();
-        u.pl011.report_irq(caller.events);
-        value
-    }
-
-    fn write(
-        &mut self,
-        caller: &mut MmioCaller<'_>,
-        offset: u64,
-        size: AccessSize,
-        value: u64,
-    ) -> MmioResult<()> {
-        let mut u = self.0.lock();
-        let done = u.pl011.write_at(offset, size, value);
-        u.pl011.report_irq(caller.events);
-        done
-    }
-}
-
-/// Guest console output: whole lines to the hypervisor console.
-struct ConsoleOut;
-
-impl UartOutput for ConsoleOut {
-    fn write_bytes(&mut self, bytes: &[u8]) {
-        super::console::write_bytes(bytes);
-    }
-}
-
-fn log_pl011(args: core::fmt::Arguments<'_>) {
-    crate::hv_warn!("{}", args);
-}
-
 /// Everything needed to build a VM that does not come from the package.
 pub struct VmParams<'a> {
     /// The package entry.
@@ -252,6 +173,41 @@ pub fn set_reset_policy(p: ResetPolicy) {
 /// The machine-wide `SYSTEM_RESET` policy.
 pub fn reset_policy() -> ResetPolicy {
     RESET_POLICY.get().copied().unwrap_or_default()
+}
+
+/// The MMIO bus of VM `spec`: its console PL011, its virtio transports and, with a virtual
+/// GIC, the distributor and (GICv3) the redistributors. Every emulated device is a region
+/// here; the run loop knows no device address.
+fn mmio_bus(
+    spec: &vmpkg::VmSpec<'_>,
+    uart: &Arc<Mutex<ConsoleUart>>,
+    virtio: &[VirtioSlot],
+    vgic: Option<&Arc<Mutex<Vgic>>>,
+) -> Result<MmioBus, VmError> {
+    let mut bus = MmioBus::new();
+    let mut add = |base, len, name, device: Box<dyn MmioDevice>| {
+        bus.add(base, len, name, device)
+            .map_err(|_| VmError::Config("MMIO layout overlap"))
+    };
+    let pl011 = Box::new(UartOnBus(uart.clone()));
+    add(layout::UART_BASE, layout::UART_SIZE, "pl011", pl011)?;
+    for slot in virtio {
+        let dev = VirtioBusDevice {
+            vm: String::from(spec.name),
+            slot: slot.clone(),
+        };
+        add(slot.base, layout::VIRTIO_SIZE, slot.kind, Box::new(dev))?;
+    }
+    if let Some(vg) = vgic {
+        let gicd = GicRegion::distributor(vg.clone(), layout::GICD_BASE, spec.name);
+        add(layout::GICD_BASE, layout::GICD_SIZE, "gicd", Box::new(gicd))?;
+        if let Some(GuestGic::V3) = vgic_glue::guest_gic() {
+            let gicr = GicRegion::redistributors(vg.clone(), layout::GICR_BASE, spec.name);
+            let len = layout::GICR_FRAME * u64::from(spec.vcpus);
+            add(layout::GICR_BASE, len, "gicr", Box::new(gicr))?;
+        }
+    }
+    Ok(bus)
 }
 
 /// Largest number of vCPUs per VM.
@@ -334,27 +290,6 @@ impl Vm {
         // the VTTBR value carries VMID 0, which no guest ever runs with.
         let vttbr = stage2.vttbr(0);
 
-        let out: Box<dyn UartOutput> = if p.prefix_console {
-            Box::new(LinePrefixer::new(spec.name, ConsoleOut))
-        } else {
-            Box::new(ConsoleOut)
-        };
-        let mut pl011 = Pl011::new(out);
-        pl011.set_log_hook(log_pl011);
-        pl011.set_irq(layout::UART_INTID);
-        let uart = Arc::new(Mutex::new(ConsoleUart {
-            pl011,
-            input: VecDeque::new(),
-        }));
-        let overlap = |_| VmError::Config("MMIO layout overlap");
-        let mut bus = MmioBus::new();
-        bus.add(
-            layout::UART_BASE,
-            layout::UART_SIZE,
-            "pl011",
-            Box::new(UartOnBus(uart.clone())),
-        )
-        .map_err(overlap)?;
         // GICv2: the guest's CPU interface is the host's virtual CPU interface (GICV),
         // mapped as device memory so the guest acknowledges and EOIs without trapping.
         if let Some(GuestGic::V2 { gicv, .. }) = vgic_glue::guest_gic() {
@@ -362,40 +297,19 @@ impl Vm {
                 .map(layout::GICC_BASE, gicv, layout::GICC_SIZE, S2Attrs::DEVICE)
                 .map_err(VmError::Stage2)?;
         }
-        let console: Box<dyn UartOutput> = if p.prefix_console {
-            Box::new(LinePrefixer::new(spec.name, ConsoleOut))
-        } else {
-            Box::new(ConsoleOut)
-        };
+        let uart = vm_console::new_uart(spec.name, p.prefix_console);
         let ram = GuestRam {
             ipa: layout::RAM_BASE,
             pa: ram_pa,
             size: ram_size,
         };
+        let console = vm_console::output(spec.name, p.prefix_console);
         let virtio = virtio_glue::create_devices(
             spec.name, p.index, p.vm_count, ram, console, spec.mac, disk,
         );
-        for slot in &virtio {
-            let dev = VirtioBusDevice {
-                vm: String::from(spec.name),
-                slot: slot.clone(),
-            };
-            bus.add(slot.base, layout::VIRTIO_SIZE, slot.kind, Box::new(dev))
-                .map_err(overlap)?;
-        }
         let vgic = vgic_glue::new_vgic((0..spec.vcpus as usize).map(vcpu_mpidr).collect())
             .map(|v| Arc::new(Mutex::new(v)));
-        if let Some(vg) = &vgic {
-            let gicd = GicRegion::distributor(vg.clone(), layout::GICD_BASE, spec.name);
-            bus.add(layout::GICD_BASE, layout::GICD_SIZE, "gicd", Box::new(gicd))
-                .map_err(overlap)?;
-            if let Some(GuestGic::V3) = vgic_glue::guest_gic() {
-                let gicr = GicRegion::redistributors(vg.clone(), layout::GICR_BASE, spec.name);
-                let len = layout::GICR_FRAME * u64::from(spec.vcpus);
-                bus.add(layout::GICR_BASE, len, "gicr", Box::new(gicr))
-                    .map_err(overlap)?;
-            }
-        }
+        let bus = mmio_bus(spec, &uart, &virtio, vgic.as_ref())?;
 
         let actlr = el2_core::read_sysreg!("actlr_el1");
         let counter = VmCounter::starting_at(super::timer::now());
