@@ -174,7 +174,16 @@ fn translator_matches_interpreter_and_qemu() {
     println!("translator differential: seed {seed:#x} (DBT_DIFF_SEED), {count} sequences");
     let mut rng = Rng(seed | 1);
     let src = scratch(&mut rng);
-    let cases: Vec<Case> = (0..count).map(|_| sequence(&mut rng)).collect();
+    // One case in three is Thumb-2.
+    let cases: Vec<Case> = (0..count)
+        .map(|_| {
+            if rng.below(3) == 0 {
+                common::gen_t32::sequence(&mut rng)
+            } else {
+                sequence(&mut rng)
+            }
+        })
+        .collect();
     let insns: usize = cases.iter().map(|c| c.code.len()).sum();
     let mut rejects = Rejects {
         count: 0,
@@ -191,7 +200,7 @@ fn translator_matches_interpreter_and_qemu() {
     }
     let t = |k: &str| totals.get(k).copied().unwrap_or(0);
     println!(
-        "translator differential: {count} sequences ({insns} A32 instructions), {} rejected, {} mismatches",
+        "translator differential: {count} sequences ({insns} A32 words or Thumb halfwords), {} rejected, {} mismatches",
         rejects.count,
         fails.len()
     );

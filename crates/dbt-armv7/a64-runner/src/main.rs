@@ -17,7 +17,7 @@ mod sys;
 
 use alloc::format;
 use alloc::vec::Vec;
-use dbt_armv7::cpu::Exception;
+use dbt_armv7::cpu::{psr, Exception};
 use dbt_armv7::translate::{A64Gen, CodeGen, Dbt};
 use dbt_armv7::{Bus, BusFault, Cpu, Exit};
 
@@ -191,8 +191,7 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
             Exit::Exception(e @ Exception::DataAbort { .. }) if skip_aborts => {
                 // Report the exact state at the abort, then continue after the instruction.
                 sys::write(2, abort_line(&cpu, &format!("{e:?}")).as_bytes());
-                let pc = cpu.reg(15);
-                cpu.set_pc(pc.wrapping_add(if cpu.thumb() { 2 } else { 4 }));
+                skip(&mut cpu, &mut mem);
             }
             e => {
                 sys::write(2, format!("{e:?} at pc {:#x}\n", cpu.reg(15)).as_bytes());
@@ -211,6 +210,30 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         .as_bytes(),
     );
     sys::exit(status)
+}
+
+/// Continues after the instruction at the PC (its length; the IT state advanced).
+fn skip(cpu: &mut Cpu, mem: &mut GuestMem) {
+    let pc = cpu.reg(15);
+    let len = if !cpu.thumb() {
+        4
+    } else if mem
+        .read(pc as u64, 2)
+        .is_ok_and(|h| dbt_armv7::decode::t32_is_32bit(h as u16))
+    {
+        4
+    } else {
+        2
+    };
+    let c = cpu.cpsr();
+    let it = ((c >> 25) & 3) | ((c >> 10) & 0x3f) << 2;
+    let it = if it & 7 == 0 {
+        0
+    } else {
+        (it & 0xe0) | ((it << 1) & 0x1f)
+    };
+    cpu.set_cpsr(c & !psr::IT_MASK | (it & 3) << 25 | (it >> 2) << 10);
+    cpu.set_pc(pc.wrapping_add(len));
 }
 
 /// `abort <exception> pc r0..r14 cpsr`, one line.

@@ -61,6 +61,7 @@ struct Block {
     /// Side table for faults: the guest PC of each instruction and where its host code
     /// starts (offset from `at`).
     pcs: Vec<u32>,
+    its: Vec<u8>,
     starts: Vec<u32>,
     /// Exits of other blocks linked to this one: (block, exit index).
     incoming: Vec<(u32, u16)>,
@@ -114,11 +115,11 @@ impl<G: CodeGen> Dbt<G> {
         self.stats
     }
 
-    /// Whether translated code may run in this CPU state. Not yet translated: Thumb and IT
-    /// blocks, big-endian data, `SCTLR.A` alignment checking, and the MMU on.
+    /// Whether translated code may run in this CPU state. Not translated: a start inside
+    /// an IT block (blocks hold whole IT blocks), big-endian data, `SCTLR.A` alignment
+    /// checking, and the MMU on.
     fn translatable(cpu: &Cpu) -> bool {
-        !cpu.thumb()
-            && cpu.it == 0
+        cpu.it == 0
             && cpu.cpsr & psr::E == 0
             && cpu.cp15.sctlr & (SCTLR_M | SCTLR_A) == 0
             && (!cpu.irq_line || cpu.flag(psr::I))
@@ -196,7 +197,9 @@ impl<G: CodeGen> Dbt<G> {
             if core::mem::take(&mut indirect_to) {
                 // Translated code branched here indirectly: cache the target.
                 let host = mem.bytes().as_ptr() as u64 + at as u64;
-                self.ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] = [key.pc as u64, host];
+                // The target as a branch writes it: Thumb with bit 0 set.
+                let target = key.pc | key.thumb as u32;
+                self.ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] = [target as u64, host];
             }
             // Enter the code cache.
             self.state.r = cpu.r;
@@ -214,9 +217,9 @@ impl<G: CodeGen> Dbt<G> {
                 // The faulting block's own instructions before the faulting one are not
                 // charged yet: its exits charge them.
                 let base = mem.bytes().as_ptr() as u64;
-                let (pc, k) = self.fault_site(self.state.link_site.wrapping_sub(base) as usize);
+                let (pc, it, k) = self.fault_site(self.state.link_site.wrapping_sub(base) as usize);
                 done += k;
-                Some(pc)
+                Some((pc, it))
             } else {
                 None
             };
@@ -246,7 +249,9 @@ impl<G: CodeGen> Dbt<G> {
                     // interpreter runs it again through the bus, which raises the
                     // architectural abort or performs the device access.
                     self.stats.faults += 1;
-                    cpu.r[15] = fault.unwrap_or(next);
+                    let (pc, it) = fault.unwrap_or((next, 0));
+                    cpu.r[15] = pc;
+                    cpu.it = it;
                     if left > 0 {
                         if let Some(e) = self.interpret(cpu, bus, &mut left) {
                             return e;
@@ -298,6 +303,7 @@ impl<G: CodeGen> Dbt<G> {
             guest: (key.pc, gb.guest_end().max(key.pc.wrapping_add(1))),
             exits: Vec::new(),
             pcs: gb.insns.iter().map(|i| i.pc).collect(),
+            its: gb.insns.iter().map(|i| i.it).collect(),
             starts: Vec::new(),
             incoming: Vec::new(),
             live: true,
@@ -332,9 +338,9 @@ impl<G: CodeGen> Dbt<G> {
         (id, flushed)
     }
 
-    /// The guest PC and index in its block of the guest instruction whose host code holds
+    /// The guest PC, ITSTATE and index in its block of the guest instruction whose host code holds
     /// cache offset `host` (a faulting access), from the blocks' side tables.
-    fn fault_site(&self, host: usize) -> (u32, u64) {
+    fn fault_site(&self, host: usize) -> (u32, u8, u64) {
         let (&at, &id) = self
             .by_addr
             .range(..=host)
@@ -343,7 +349,7 @@ impl<G: CodeGen> Dbt<G> {
         let b = &self.blocks[id as usize];
         let rel = (host - at) as u32;
         let k = b.starts.partition_point(|&s| s <= rel).saturating_sub(1);
-        (b.pcs[k], k as u64)
+        (b.pcs[k], b.its[k], k as u64)
     }
 
     /// The (block, exit) whose branch is at cache offset `site`.

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::backend::CodeGen;
 use super::state::MAX_BLOCK_INSNS;
 use crate::bus::Bus;
-use crate::decode::{self, Insn};
+use crate::decode::{self, Insn, Op};
 
 /// What a block is keyed by in the metadata cache: the same guest bytes mean different
 /// code in another instruction set, privilege or address space.
@@ -27,8 +27,12 @@ pub struct Key {
 pub struct GuestInsn {
     /// Its address.
     pub pc: u32,
-    /// Decoded.
+    /// Decoded; inside an IT block, `cond` is the IT block's condition for it and the
+    /// flag-setting of 16-bit data processing is cleared, as the architecture defines.
     pub insn: Insn,
+    /// The ITSTATE before it (0 outside IT blocks): what a fault or side exit at it
+    /// restores.
+    pub it: u8,
 }
 
 /// How a block ends.
@@ -79,16 +83,94 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
         let Some(insn) = fetch_decode(bus, pc, key.thumb) else {
             break End::Fallback(pc);
         };
+        if let Op::It { firstcond, mask } = insn.op {
+            // An IT block is translated whole or not at all, so that no block starts or
+            // ends inside one (translated code keeps no ITSTATE).
+            match it_block(
+                bus,
+                pc,
+                firstcond,
+                mask,
+                insn,
+                gen,
+                MAX_BLOCK_INSNS - insns.len(),
+            ) {
+                Some(body) => {
+                    let last = body.last().expect("an IT block has instructions");
+                    let next = last.pc.wrapping_add(last.insn.len as u32);
+                    let branch = last.insn.info().control_flow;
+                    insns.extend(body);
+                    if branch {
+                        break End::Branch;
+                    }
+                    pc = next;
+                    continue;
+                }
+                None => break End::Fallback(pc),
+            }
+        }
         if !gen.supports(&insn) {
             break End::Fallback(pc);
         }
-        insns.push(GuestInsn { pc, insn });
+        insns.push(GuestInsn { pc, insn, it: 0 });
         if insn.info().control_flow {
             break End::Branch;
         }
         pc = pc.wrapping_add(insn.len as u32);
     };
     GuestBlock { key, insns, end }
+}
+
+/// The IT instruction at `pc` and the instructions of its block, with their conditions,
+/// if all of them are translated, fit in `room`, stay in the page, and only the last one
+/// is a branch.
+fn it_block(
+    bus: &mut dyn Bus,
+    pc: u32,
+    firstcond: u8,
+    mask: u8,
+    it_insn: Insn,
+    gen: &dyn CodeGen,
+    room: usize,
+) -> Option<Vec<GuestInsn>> {
+    let n = 4 - mask.trailing_zeros() as usize;
+    if n + 1 > room || firstcond >= 14 && mask != 8 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n + 1);
+    out.push(GuestInsn {
+        pc,
+        insn: it_insn,
+        it: 0,
+    });
+    let mut it = firstcond << 4 | mask;
+    let mut at = pc.wrapping_add(2);
+    for k in 0..n {
+        if at & 0xfff == 0 {
+            return None;
+        }
+        let mut insn = fetch_decode(bus, at, true)?;
+        if insn.cond != 14 || matches!(insn.op, Op::It { .. }) {
+            return None; // UNPREDICTABLE inside an IT block: the interpreter decides
+        }
+        insn.cond = it >> 4;
+        if insn.len == 2 && decode::t16::t16_sets_flags_outside_it(insn.raw as u16) {
+            if let Op::Dp { ref mut s, .. } | Op::Mul { ref mut s, .. } = insn.op {
+                *s = false;
+            }
+        }
+        if !gen.supports(&insn) || insn.info().control_flow && k + 1 != n {
+            return None;
+        }
+        out.push(GuestInsn { pc: at, insn, it });
+        at = at.wrapping_add(insn.len as u32);
+        it = if it & 7 == 0 {
+            0
+        } else {
+            (it & 0xe0) | ((it << 1) & 0x1f)
+        };
+    }
+    Some(out)
 }
 
 fn fetch_decode(bus: &mut dyn Bus, pc: u32, thumb: bool) -> Option<Insn> {

@@ -14,8 +14,10 @@ enum Fix {
     B,
     BCond(Cond),
     Tbnz(u8, u8),
+    Tbz(u8, u8),
     Adr(u8),
     Cbnz(u8),
+    Cbz(u8),
 }
 
 /// An instruction buffer whose first word will live at byte offset `base` of the code
@@ -87,6 +89,16 @@ impl Asm {
         self.fix(l, Fix::Cbnz(rt));
     }
 
+    /// `CBNZ Xt, l` (`nonzero`) or `CBZ Xt, l`.
+    pub fn cbz_to(&mut self, nonzero: bool, rt: u8, l: Label) {
+        self.fix(l, if nonzero { Fix::Cbnz(rt) } else { Fix::Cbz(rt) });
+    }
+
+    /// `TBZ Xt, #bit, l`.
+    pub fn tbz_to(&mut self, rt: u8, bit: u8, l: Label) {
+        self.fix(l, Fix::Tbz(rt, bit));
+    }
+
     /// `ADR Xd, l`.
     pub fn adr_to(&mut self, rd: u8, l: Label) {
         self.fix(l, Fix::Adr(rd));
@@ -107,8 +119,10 @@ impl Asm {
                 Fix::B => enc::b(off),
                 Fix::BCond(c) => enc::b_cond(c, off),
                 Fix::Tbnz(rt, bit) => enc::tbnz(rt, bit, off),
+                Fix::Tbz(rt, bit) => enc::tbnz(rt, bit, off) & !(1 << 24),
                 Fix::Adr(rd) => enc::adr(rd, off),
                 Fix::Cbnz(rt) => enc::x_cbz(true, rt, off),
+                Fix::Cbz(rt) => enc::x_cbz(false, rt, off),
             };
         }
         self.fixups.clear();

@@ -11,8 +11,8 @@ use crate::decode::{Insn, Op};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE, OFF_LINK_SITE,
-    OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE,
+    OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 
 /// Callee-saved host registers the prologue saves (pairs), then x29/x30.
@@ -48,9 +48,17 @@ pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
     }
 }
 
-/// An exit stub to emit after the block body: its label, guest PC, link site, exit
-/// reason, and the guest instructions it charges to the budget.
-type Stub = (Label, u32, Option<usize>, u32, usize);
+/// What an exit stub after the block body does.
+#[derive(Clone, Copy)]
+enum StubKind {
+    /// A linkable direct exit whose branch is at this cache offset.
+    Link(usize),
+    /// A side exit of the instruction whose host code starts at this cache offset.
+    Side(usize),
+}
+
+/// An exit stub to emit after the block body: its label, guest PC and kind.
+type Stub = (Label, u32, StubKind);
 
 /// A linkable exit to guest `target`: leave when the budget cannot cover another block,
 /// else take the branch at `site` (to the stub until linked).
@@ -59,7 +67,7 @@ fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u
     a.tbnz_to(BUDGET, 63, s);
     let site = a.here();
     a.b_to(s);
-    stubs.push((s, target, Some(site), EXIT_BRANCH, 0));
+    stubs.push((s, target, StubKind::Link(site)));
     exits.push(ExitSite {
         site,
         stub: 0,
@@ -113,9 +121,19 @@ fn is_return(op: &Op) -> bool {
 /// `BX`/`BLX` register and of every instruction that writes the PC. Returns and other
 /// indirect branches stay in the code cache when the shadow return stack or the target
 /// cache has the target; otherwise the dispatcher takes over.
-fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
+fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect, thumb: bool) {
     if src != T_ADDR {
         a.put(enc::w_mov(T_ADDR, src));
+    }
+    // Translated code does not switch instruction sets: a target in the other one (bit
+    // 0) goes to the dispatcher, so an entry of the other set never matches.
+    let dispatch = a.label();
+    if kind != Indirect::Dispatch {
+        if thumb {
+            a.tbz_to(T_ADDR, 0, dispatch);
+        } else {
+            a.tbnz_to(T_ADDR, 0, dispatch);
+        }
     }
     if kind == Indirect::Return {
         let miss = a.label();
@@ -127,6 +145,7 @@ fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
         indirect::lookup(a, miss);
         a.bind(miss);
     }
+    a.bind(dispatch);
     a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
     a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
     a.b_abs(rt.epilogue);
@@ -198,14 +217,20 @@ impl CodeGen for A64Gen {
         let mut a = Asm::new(at);
         let mut exits = Vec::new();
         let n = block.insns.len();
+        let thumb = block.key.thumb;
         // Stubs are emitted after the body; remember what each needs.
         let mut stubs: Vec<Stub> = Vec::new();
         let mut insn_starts = Vec::with_capacity(n);
         for (k, gi) in block.insns.iter().enumerate() {
-            insn_starts.push((a.here() - at) as u32);
-            let pc_read = gi.pc.wrapping_add(8);
+            let start = a.here();
+            insn_starts.push((start - at) as u32);
+            let pc_read = gi.pc.wrapping_add(if thumb { 4 } else { 8 });
+            let next = gi.pc.wrapping_add(gi.insn.len as u32);
+            // The return address a call writes to LR (Thumb: with bit 0 set).
+            let lr = next | thumb as u32;
             let cond = gi.insn.cond;
             match gi.insn.op {
+                Op::It { .. } => {} // its conditions are on the instructions it covers
                 Op::B { off } | Op::Bl { off } => {
                     let target = pc_read.wrapping_add(off as u32);
                     let is_bl = matches!(gi.insn.op, Op::Bl { .. });
@@ -213,21 +238,29 @@ impl CodeGen for A64Gen {
                     if cond < 14 {
                         let taken = a.label();
                         a.b_cond_to(cond, taken);
-                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        link(&mut a, &mut stubs, &mut exits, next);
                         a.bind(taken);
                     }
                     if is_bl {
-                        mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                        mov32(&mut a, 14, lr);
                         let cont = a.label();
                         indirect::push_return(&mut a, 14, cont);
                         link(&mut a, &mut stubs, &mut exits, target);
                         // Where a matching return continues: a linkable exit to the
                         // instruction after the call.
                         a.bind(cont);
-                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        link(&mut a, &mut stubs, &mut exits, next);
                     } else {
                         link(&mut a, &mut stubs, &mut exits, target);
                     }
+                }
+                Op::Cbz { nonzero, rn, off } => {
+                    charge(&mut a, k + 1);
+                    let taken = a.label();
+                    a.cbz_to(nonzero, rn, taken);
+                    link(&mut a, &mut stubs, &mut exits, next);
+                    a.bind(taken);
+                    link(&mut a, &mut stubs, &mut exits, pc_read.wrapping_add(off));
                 }
                 Op::Bx { rm } | Op::Blx { rm } => {
                     charge(&mut a, k + 1);
@@ -237,32 +270,41 @@ impl CodeGen for A64Gen {
                     }
                     a.put(enc::w_mov(T_ADDR, rm));
                     if matches!(gi.insn.op, Op::Blx { .. }) {
-                        mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                        mov32(&mut a, 14, lr);
                         let cont = a.label();
                         indirect::push_return(&mut a, 14, cont);
-                        exit_bx(&mut a, rt, T_ADDR, Indirect::Jump);
+                        exit_bx(&mut a, rt, T_ADDR, Indirect::Jump, thumb);
                         a.bind(cont);
-                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        link(&mut a, &mut stubs, &mut exits, next);
                     } else {
                         let kind = if is_return(&gi.insn.op) {
                             Indirect::Return
                         } else {
                             Indirect::Jump
                         };
-                        exit_bx(&mut a, rt, T_ADDR, kind);
+                        exit_bx(&mut a, rt, T_ADDR, kind, thumb);
                     }
                     a.bind(skip);
                     if cond < 14 {
-                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        link(&mut a, &mut stubs, &mut exits, next);
                     }
                 }
                 Op::BlxImm { off } => {
-                    // To Thumb: through the dispatcher (Thumb is not translated yet).
+                    // Changes the instruction set: through the dispatcher. Conditional
+                    // only in an IT block.
                     charge(&mut a, k + 1);
-                    let target = (pc_read & !3).wrapping_add(off as u32) | 1;
-                    mov32(&mut a, 14, gi.pc.wrapping_add(4));
+                    let skip = a.label();
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    let target = (pc_read & !3).wrapping_add(off as u32) | !thumb as u32;
+                    mov32(&mut a, 14, lr);
                     mov32(&mut a, T_ADDR, target);
-                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch);
+                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch, thumb);
+                    a.bind(skip);
+                    if cond < 14 {
+                        link(&mut a, &mut stubs, &mut exits, next);
+                    }
                 }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the
@@ -274,20 +316,25 @@ impl CodeGen for A64Gen {
                     let mut side = None;
                     let r = lower::writes_pc(&mut a, &gi.insn, pc_read, &mut side);
                     debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
+                    if thumb && matches!(gi.insn.op, Op::Dp { .. }) {
+                        // Thumb ALUWritePC is BranchWritePC: it stays in Thumb.
+                        let (immr, imms) = enc::logic_imm32(1).expect("1 is a bitmask");
+                        a.put(enc::w_logic_imm(enc::Logic::Orr, T_PCV, T_PCV, immr, imms));
+                    }
                     charge(&mut a, k + 1);
                     let kind = if is_return(&gi.insn.op) {
                         Indirect::Return
                     } else {
                         Indirect::Jump
                     };
-                    exit_bx(&mut a, rt, T_PCV, kind);
+                    exit_bx(&mut a, rt, T_PCV, kind, thumb);
                     if let Some(l) = side {
-                        stubs.push((l, gi.pc, None, EXIT_FALLBACK, k));
+                        stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
                     a.bind(skip);
                     if cond < 14 {
                         charge(&mut a, k + 1);
-                        link(&mut a, &mut stubs, &mut exits, gi.pc.wrapping_add(4));
+                        link(&mut a, &mut stubs, &mut exits, next);
                     }
                 }
                 _ => {
@@ -299,7 +346,7 @@ impl CodeGen for A64Gen {
                     let r = lower::lower(&mut a, &gi.insn, pc_read, &mut side);
                     debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
                     if let Some(l) = side {
-                        stubs.push((l, gi.pc, None, EXIT_FALLBACK, k));
+                        stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
                     a.bind(skip);
                 }
@@ -317,14 +364,24 @@ impl CodeGen for A64Gen {
             }
         }
         let mut e = 0;
-        for (l, pc, site, reason, n) in stubs {
+        for (l, pc, kind) in stubs {
             a.bind(l);
-            if site.is_some() {
-                exits[e].stub = a.here();
-                e += 1;
+            match kind {
+                StubKind::Link(site) => {
+                    exits[e].stub = a.here();
+                    e += 1;
+                    stub(&mut a, rt, pc, Some(site), EXIT_BRANCH);
+                }
+                StubKind::Side(start) => {
+                    // As if the instruction's first access had faulted: the engine finds
+                    // it in the side table and runs it in the interpreter.
+                    mov32(&mut a, T_ADDR, pc);
+                    let off = start as i64 - a.here() as i64;
+                    a.put(enc::adr(T_FLAGS, off));
+                    a.put(enc::w_movz(T_OP2, EXIT_FAULT as u16, 0));
+                    a.b_abs(rt.epilogue);
+                }
             }
-            charge(&mut a, n);
-            stub(&mut a, rt, pc, site, reason);
         }
         HostBlock {
             code: a.finish(),

@@ -24,7 +24,7 @@ pub enum Lowered {
 
 /// Whether [`lower`] (or the block layout, for branches) translates `i`.
 pub fn supported(i: &Insn) -> bool {
-    if i.thumb || i.unpredictable || i.is_undefined() {
+    if i.unpredictable || i.is_undefined() {
         return false;
     }
     let f = i.info();
@@ -33,7 +33,7 @@ pub fn supported(i: &Insn) -> bool {
     }
     let mut side = None;
     match i.op {
-        Op::B { .. } | Op::Bl { .. } | Op::BlxImm { .. } => true,
+        Op::B { .. } | Op::Bl { .. } | Op::BlxImm { .. } | Op::Cbz { .. } => true,
         Op::Bx { rm } | Op::Blx { rm } => rm != 15,
         _ if f.control_flow => writes_pc(&mut Asm::new(0), i, 0, &mut side) == Lowered::Done,
         _ => lower(&mut Asm::new(0), i, 0, &mut side) == Lowered::Done,
@@ -80,6 +80,10 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
 pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
     match i.op {
         Op::Dp { op, s, rd, rn, op2 } if rd != 15 => dp(a, op, s, rd, rn, op2, pc_read),
+        Op::Adr { rd, imm } if rd != 15 => {
+            mov32(a, rd, (pc_read & !3).wrapping_add(imm as u32));
+            Lowered::Done
+        }
         Op::Movw { rd, imm } if rd != 15 => {
             a.put(enc::w_movz(rd, imm, 0));
             Lowered::Done

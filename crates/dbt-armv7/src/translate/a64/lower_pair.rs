@@ -31,7 +31,7 @@ fn add_imm(a: &mut Asm, rd: u8, rn: u8, add: bool, imm: u32) {
     a.put(enc::w_addsub_imm(f, rd, rn, imm, false));
 }
 
-/// `LDRD/STRD`.
+/// `LDRD/STRD` (A32: `rt2 = rt + 1`; T32: any two registers).
 pub fn dual(
     a: &mut Asm,
     load: bool,
@@ -41,7 +41,7 @@ pub fn dual(
     pc: u32,
     side: &mut Option<Label>,
 ) -> Lowered {
-    if rt >= 14 || rt2 != rt + 1 || (addr.wback || !addr.index) && addr.rn == 15 {
+    if rt == 15 || rt2 == 15 || load && rt == rt2 || (addr.wback || !addr.index) && addr.rn == 15 {
         return Lowered::Unsupported;
     }
     let off = |a: &mut Asm, d: u8, n: u8| match addr.off {
