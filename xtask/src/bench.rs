@@ -284,8 +284,12 @@ pub fn run_logged(
     }
 }
 
-/// `cargo xtask bench`. Returns the exit status (1 if a run failed).
-pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool) -> Result<i32> {
+/// `cargo xtask bench`. Returns the exit status (1 if a run failed). With `dbt`, only the
+/// translator benchmark ([`crate::bench_dbt`]).
+pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Result<i32> {
+    if dbt {
+        return crate::bench_dbt::run(ws);
+    }
     let qemu_path = qemu::ensure_qemu()?;
     let plan = VmPlan {
         name: GUEST.into(),

@@ -73,6 +73,11 @@ pub struct BenchArgs {
     /// compare the virtual time to `Run /init` (fetches the kernel on first use).
     #[arg(long)]
     pub linux: bool,
+    /// Instead: the ARMv7-A translator (crates/dbt-armv7) against its interpreter on CRC-32,
+    /// sort, matrix multiply, recursion and pointer-chase kernels (host instructions per
+    /// guest instruction, counted under qemu-aarch64; needs qemu-user and cc).
+    #[arg(long)]
+    pub dbt: bool,
 }
 
 /// What goes into the VM package: one VM from options, or a configuration file.

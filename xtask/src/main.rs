@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_blk;
+mod bench_dbt;
 mod bench_linux;
 mod build;
 mod check;
@@ -54,7 +55,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
         Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
-        Command::Bench(args) => bench::run(&ws, args.filter.as_deref(), args.linux),
+        Command::Bench(args) => bench::run(&ws, args.filter.as_deref(), args.linux, args.dbt),
         Command::Check => {
             let tally = check::run(&ws)?;
             Ok(if tally.failed == 0 { 0 } else { 1 })

@@ -4,6 +4,10 @@
 //! in the low 4 GiB, so translated loads and stores use guest addresses as they are. The
 //! guest's output goes to stdout; the engine's counters to stderr. Exit status: the
 //! guest's, or 2 for a guest exception, 3 for a spent budget, 4 for a bad ELF.
+//!
+//! `--skip-aborts`: report each data abort (PC, registers, CPSR) and continue after the
+//! instruction. `--retranslate`: at the end, translate every block once more (the
+//! translation cost, for `cargo xtask bench --dbt`).
 
 #![no_std]
 #![no_main]
@@ -128,10 +132,11 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     };
     let interp_only = args.iter().any(|&a| arg(a) == b"--interp");
     let skip_aborts = args.iter().any(|&a| arg(a) == b"--skip-aborts");
+    let retranslate = args.iter().any(|&a| arg(a) == b"--retranslate");
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -199,6 +204,14 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
             }
         }
     };
+    if retranslate {
+        // Translation cost measurements: the same blocks once more.
+        let n = dbt.retranslate_all(&mut mem, &mut code);
+        sys::write(
+            2,
+            format!("retranslated {n} guest instructions\n").as_bytes(),
+        );
+    }
     let s = dbt.stats();
     sys::write(
         2,
@@ -215,16 +228,11 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
 /// Continues after the instruction at the PC (its length; the IT state advanced).
 fn skip(cpu: &mut Cpu, mem: &mut GuestMem) {
     let pc = cpu.reg(15);
-    let len = if !cpu.thumb() {
-        4
-    } else if mem
-        .read(pc as u64, 2)
-        .is_ok_and(|h| dbt_armv7::decode::t32_is_32bit(h as u16))
-    {
-        4
-    } else {
-        2
-    };
+    let wide = !cpu.thumb()
+        || mem
+            .read(pc as u64, 2)
+            .is_ok_and(|h| dbt_armv7::decode::t32_is_32bit(h as u16));
+    let len = if wide { 4 } else { 2 };
     let c = cpu.cpsr();
     let it = ((c >> 25) & 3) | ((c >> 10) & 0x3f) << 2;
     let it = if it & 7 == 0 {

@@ -416,6 +416,24 @@ impl<G: CodeGen> Dbt<G> {
         }
     }
 
+    /// Translates again, after a flush, every block translated so far, and returns the
+    /// number of guest instructions translated: a measurement aid (the cost of
+    /// translation is the difference between a run with and without it).
+    pub fn retranslate_all(&mut self, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> u64 {
+        let keys: Vec<Key> = self
+            .blocks
+            .iter()
+            .filter(|b| b.live && b.at.is_some())
+            .map(|b| b.key)
+            .collect();
+        self.flush();
+        let before = self.stats.guest_insns;
+        for key in keys {
+            self.translate(key, bus, mem);
+        }
+        self.stats.guest_insns - before
+    }
+
     /// Drops every translation (the code cache is reused from the start).
     pub fn flush(&mut self) {
         self.clear_tables();
