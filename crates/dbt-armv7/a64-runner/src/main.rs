@@ -7,7 +7,8 @@
 //!
 //! `--skip-aborts`: report each data abort (PC, registers, CPSR) and continue after the
 //! instruction. `--retranslate`: at the end, translate every block once more (the
-//! translation cost, for `cargo xtask bench --dbt`).
+//! translation cost, for `cargo xtask bench --dbt`). `--fuzz=N`: N chunks of random code
+//! (see `fuzz.rs`).
 
 #![no_std]
 #![no_main]
@@ -16,6 +17,7 @@ extern crate alloc;
 
 mod code;
 mod fault;
+mod fuzz;
 mod heap;
 mod sys;
 
@@ -38,7 +40,7 @@ core::arch::global_asm!(
 );
 
 /// Guest RAM: `[lo, hi)` mapped at the same host addresses.
-struct GuestMem {
+pub struct GuestMem {
     lo: u64,
     hi: u64,
 }
@@ -136,7 +138,7 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--fuzz=N] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -159,6 +161,15 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         base + len,
         base + A64Gen::new().runtime().1.epilogue as u64,
     );
+    let fuzz = args
+        .iter()
+        .find_map(|&a| arg(a).strip_prefix(b"--fuzz="))
+        .and_then(|n| core::str::from_utf8(n).ok()?.parse::<u32>().ok());
+    if let Some(n) = fuzz {
+        let line = fuzz::run(n, entry & !1, &mut mem, &mut code, interp_only);
+        sys::write(2, line.as_bytes());
+        sys::exit(0);
+    }
     let mut cpu = Cpu::new_user(entry & 1 != 0);
     cpu.set_pc(entry & !1);
     cpu.set_exit_on_svc(true);
