@@ -33,8 +33,5 @@ pub const fn maintenance_intid() -> u32 {
     25
 }
 
-/// INTID of the EL1 virtual timer PPI (PPI 11), the usual hardware-mapped interrupt.
-pub const VTIMER_INTID: u32 = 27;
-
 /// First SPI INTID.
 pub const SPI_BASE: u32 = 32;

@@ -11,7 +11,7 @@ use core::fmt;
 pub const HV_EXIT_COUNT: u64 = 0x8600_0002;
 /// SMCCC NOT_SUPPORTED (-1).
 const NOT_SUPPORTED: u64 = u64::MAX;
-/// Exit reasons in the hypervisor's order (`ExitReason` in `arch/stats.rs`).
+/// Exit reasons in the hypervisor's order (`ExitReason` in `crates/hypervisor/src/stats.rs`).
 pub const REASONS: [&str; 11] = [
     "hvc",
     "smc",

@@ -84,8 +84,6 @@ mod el12;
 #[cfg(target_arch = "aarch64")]
 mod indexed;
 #[cfg(target_arch = "aarch64")]
-mod raw;
-#[cfg(target_arch = "aarch64")]
 mod registers;
 
 #[cfg(target_arch = "aarch64")]

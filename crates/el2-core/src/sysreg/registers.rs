@@ -12,6 +12,9 @@ sys_regs! {
     ID_AA64ISAR2_EL1: "id_aa64isar2_el1", fields::ID_AA64ISAR2_EL1::Register, R;
     /// `PMCR_EL0`: performance monitors control (`N`: counters implemented).
     PMCR_EL0: "pmcr_el0", fields::PMCR_EL0::Register, R;
+    /// `CNTHP_CVAL_EL2`: compare value of the EL2 physical timer (its control register,
+    /// `CNTHP_CTL_EL2`, is `aarch64-cpu`'s).
+    CNTHP_CVAL_EL2: "cnthp_cval_el2", (), R W;
 
     /// `APIAKeyLo_EL1`: instruction key A, bits \[63:0\].
     APIAKEYLO_EL1: "s3_0_c2_c1_0", (), R W;

@@ -1,9 +1,10 @@
 //! Per-physical-CPU data, reached through `TPIDR_EL2`: the bottom layer of the run-time
 //! modules (see the crate README's layer list).
 
+use aarch64_cpu::registers::TPIDR_EL2;
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use el2_core::{read_sysreg, write_sysreg};
+use tock_registers::interfaces::{Readable, Writeable};
 
 /// Largest number of physical CPUs the hypervisor drives.
 pub const MAX_CPUS: usize = 128;
@@ -72,7 +73,7 @@ pub fn all() -> &'static [&'static PerCpu] {
 pub fn set_current(index: usize, gic: CpuGic) {
     if let Some(cpu) = all().get(index) {
         cpu.gic.call_once(|| gic);
-        write_sysreg!("tpidr_el2", *cpu as *const PerCpu as u64);
+        TPIDR_EL2.set(*cpu as *const PerCpu as u64);
         *cpu.lrs.lock() = super::lrs::init_cpu();
     }
 }
@@ -95,7 +96,7 @@ impl PerCpu {
 
 /// This CPU's data.
 pub fn current() -> &'static PerCpu {
-    let p = read_sysreg!("tpidr_el2") as *const PerCpu;
+    let p = TPIDR_EL2.get() as *const PerCpu;
     // SAFETY: TPIDR_EL2 is set by `set_current` to a leaked, never-freed PerCpu before
     // any code calls `current`.
     unsafe { &*p }

@@ -2,23 +2,20 @@
 //! software timers standing in for blocked vCPUs' timers. Time is the physical counter
 //! `CNTPCT_EL0` in ticks of `CNTFRQ_EL0`.
 
-use el2_core::{read_sysreg, write_sysreg};
-
-/// `CNTHP_CTL_EL2.ENABLE`.
-const CTL_ENABLE: u64 = 1;
-/// `CNTHP_CTL_EL2.IMASK`.
-const CTL_IMASK: u64 = 1 << 1;
+use aarch64_cpu::registers::{CNTFRQ_EL0, CNTHP_CTL_EL2, CNTPCT_EL0};
+use el2_core::sysreg::CNTHP_CVAL_EL2;
+use tock_registers::interfaces::{Readable, Writeable};
 
 /// The physical counter now.
 pub fn now() -> u64 {
     // SAFETY: ISB so the counter read is not speculated ahead of earlier instructions.
     unsafe { core::arch::asm!("isb", options(nomem, nostack)) };
-    read_sysreg!("cntpct_el0")
+    CNTPCT_EL0.get()
 }
 
 /// Counter frequency in Hz.
 pub fn frequency() -> u64 {
-    read_sysreg!("cntfrq_el0")
+    CNTFRQ_EL0.get()
 }
 
 /// Converts microseconds to counter ticks.
@@ -28,11 +25,11 @@ pub fn us_to_ticks(us: u64) -> u64 {
 
 /// Fires the EL2 timer interrupt at counter value `deadline`.
 pub fn arm(deadline: u64) {
-    write_sysreg!("cnthp_cval_el2", deadline);
-    write_sysreg!("cnthp_ctl_el2", CTL_ENABLE);
+    CNTHP_CVAL_EL2.set(deadline);
+    CNTHP_CTL_EL2.write(CNTHP_CTL_EL2::ENABLE::SET + CNTHP_CTL_EL2::IMASK::CLEAR);
 }
 
 /// Stops the EL2 timer.
 pub fn disarm() {
-    write_sysreg!("cnthp_ctl_el2", CTL_IMASK);
+    CNTHP_CTL_EL2.write(CNTHP_CTL_EL2::ENABLE::CLEAR + CNTHP_CTL_EL2::IMASK::SET);
 }

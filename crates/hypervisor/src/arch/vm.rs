@@ -11,6 +11,7 @@ use el2_core::mmio::{MmioBus, MmioDevice};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
+use tock_registers::interfaces::Readable;
 use vgic::Vgic;
 use vtimer::{VcpuTimer, VmCounter};
 
@@ -311,7 +312,7 @@ impl Vm {
             .map(|v| Arc::new(Mutex::new(v)));
         let bus = mmio_bus(spec, &uart, &virtio, vgic.as_ref())?;
 
-        let actlr = el2_core::read_sysreg!("actlr_el1");
+        let actlr = aarch64_cpu::registers::ACTLR_EL1.get();
         let counter = VmCounter::starting_at(super::timer::now());
         let vcpus = (0..spec.vcpus as usize)
             .map(|i| {
