@@ -240,7 +240,15 @@ pub fn run(ws: &Workspace, args: &TestArgs) -> Result<Tally> {
 
     if host {
         let start = Instant::now();
-        let result = build::run_cargo(ws, &host_test_args());
+        // --full: dbt-armv7's translator differential test runs 10^6 sequences (10^4 by
+        // default).
+        let cases = std::path::Path::new("1000000");
+        let env: &[(&str, &std::path::Path)] = if args.full {
+            &[("DBT_DBT_CASES", cases)]
+        } else {
+            &[]
+        };
+        let result = build::run_cargo_with_env(ws, &host_test_args(), env);
         tally.record(HOST_ITEM, result.is_ok(), start.elapsed().as_secs_f64());
         if let Err(e) = result {
             println!("  {e}");

@@ -11,6 +11,8 @@ const CODE_BASE: u64 = 0x7_0000_0000;
 pub struct Code {
     base: *mut u8,
     len: usize,
+    /// Write-protect guest code pages (self-modifying code detection).
+    pub protect: bool,
 }
 
 impl Code {
@@ -19,6 +21,7 @@ impl Code {
         crate::sys::mmap_fixed(CODE_BASE, len as u64, true).then_some(Code {
             base: CODE_BASE as *mut u8,
             len,
+            protect: true,
         })
     }
 }
@@ -66,5 +69,14 @@ impl CodeMemory for Code {
         // SAFETY: the caller's contract (generated code, valid state), and `base` is the
         // executable cache.
         unsafe { call_prologue(self.base, prologue, state, entry) }
+    }
+
+    fn protect_guest_page(&mut self, page: u32) -> bool {
+        // Guest memory is mapped at the guest's addresses: a guest page is a host page.
+        self.protect && crate::sys::mprotect((page as u64) << 12, 0x1000, false)
+    }
+
+    fn unprotect_guest_page(&mut self, page: u32) {
+        crate::sys::mprotect((page as u64) << 12, 0x1000, true);
     }
 }

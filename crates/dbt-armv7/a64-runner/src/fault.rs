@@ -54,13 +54,22 @@ extern "C" {
     fn runner_sigreturn();
 }
 
-extern "C" fn on_fault(sig: i32, _info: *mut u8, uc: *mut u8) {
-    // SAFETY: the kernel passes a valid ucontext_t for an SA_SIGINFO handler.
-    let ctx = unsafe { &mut *(uc.add(UC_MCONTEXT) as *mut SigContext) };
+/// Offset of `si_addr` in `siginfo_t` (signo, errno, code, padding).
+const SI_ADDR: usize = 16;
+
+extern "C" fn on_fault(sig: i32, info: *mut u8, uc: *mut u8) {
+    // SAFETY: the kernel passes a valid siginfo_t and ucontext_t for an SA_SIGINFO handler.
+    let (ctx, addr) = unsafe {
+        (
+            &mut *(uc.add(UC_MCONTEXT) as *mut SigContext),
+            *(info.add(SI_ADDR) as *const u64),
+        )
+    };
     let cache = CACHE_LO.load(Ordering::Relaxed)..CACHE_HI.load(Ordering::Relaxed);
     if !redirect_fault(
         &mut ctx.regs,
         &mut ctx.pc,
+        addr,
         cache,
         EPILOGUE.load(Ordering::Relaxed),
     ) {

@@ -90,8 +90,8 @@ pub fn run(
         line.push_str(&format!(" {n} {c}"));
     }
     line.push_str(&format!(
-        " translated {} interpreted {} blocks {} faults {}\n",
-        s.executed_translated, s.executed_interpreted, s.blocks, s.faults
+        " translated {} interpreted {} blocks {} faults {} smc {}\n",
+        s.executed_translated, s.executed_interpreted, s.blocks, s.faults, s.smc
     ));
     line
 }

@@ -6,6 +6,8 @@ const SYS_READ: u64 = 63;
 const SYS_WRITE: u64 = 64;
 const SYS_EXIT_GROUP: u64 = 94;
 const SYS_MMAP: u64 = 222;
+const SYS_MPROTECT: u64 = 226;
+const PROT_READ: u64 = 1;
 const AT_FDCWD: u64 = -100i64 as u64;
 const PROT_RW: u64 = 3;
 const PROT_RWX: u64 = 7;
@@ -94,4 +96,12 @@ pub fn read_file(path: *const u8, out: &mut alloc::vec::Vec<u8>) -> bool {
     // SAFETY: closing the descriptor we opened.
     unsafe { syscall6(SYS_CLOSE, [fd as u64, 0, 0, 0, 0, 0]) };
     true
+}
+
+/// `mprotect(addr, len)`: read-only, or read-write with `write`.
+pub fn mprotect(addr: u64, len: u64, write: bool) -> bool {
+    let prot = if write { PROT_RW } else { PROT_READ };
+    // SAFETY: changes the protection of part of the guest mapping only (the caller passes
+    // guest pages); no Rust reference into it is held across the call.
+    unsafe { syscall6(SYS_MPROTECT, [addr, len, prot, 0, 0, 0]) == 0 }
 }

@@ -2,7 +2,7 @@
 //! ones into the code cache, enters translated code, links direct exits to their target
 //! blocks, and hands every instruction the back end does not translate to the interpreter.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -10,8 +10,8 @@ use super::backend::{CodeGen, ExitSite, Runtime};
 use super::frontend::{self, Key};
 use super::host::CodeMemory;
 use super::state::{
-    GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, IBTC_ENTRIES, MAX_BLOCK_INSNS,
-    NO_ENTRY, NO_LINK, RAS_ENTRIES,
+    GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
+    MAX_BLOCK_INSNS, NO_ENTRY, NO_LINK, RAS_ENTRIES,
 };
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exit, Mode};
@@ -48,6 +48,11 @@ pub struct Stats {
     pub flushes: u64,
     /// Host faults in translated code mapped back to their guest instruction.
     pub faults: u64,
+    /// Side exits (an instruction handed to the interpreter from inside a block).
+    pub side_exits: u64,
+    /// Writes to guest pages holding translated code (self-modifying code), each of which
+    /// invalidated the page's translations.
+    pub smc: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -83,6 +88,38 @@ pub struct Dbt<G: CodeGen> {
     ras: Vec<[u64; 2]>,
     ibtc: Vec<[u64; 2]>,
     ctx: Option<(bool, u16)>,
+    /// Guest pages the host write-protects because code was translated from them.
+    protected: BTreeSet<u32>,
+}
+
+/// The bus as the interpreter sees it inside [`Dbt::run`]: a write to a write-protected
+/// code page makes it writable first and records it, so that its translations are dropped
+/// after the instruction.
+struct Watch<'a> {
+    bus: &'a mut dyn Bus,
+    mem: &'a mut dyn CodeMemory,
+    protected: &'a mut BTreeSet<u32>,
+    hit: Vec<u32>,
+}
+
+impl Bus for Watch<'_> {
+    fn read(&mut self, pa: u64, size: u8) -> Result<u64, crate::bus::BusFault> {
+        self.bus.read(pa, size)
+    }
+    fn write(&mut self, pa: u64, size: u8, value: u64) -> Result<(), crate::bus::BusFault> {
+        for page in [pa >> 12, (pa + size as u64 - 1) >> 12] {
+            if let Ok(p) = u32::try_from(page) {
+                if self.protected.remove(&p) {
+                    self.mem.unprotect_guest_page(p);
+                    self.hit.push(p);
+                }
+            }
+        }
+        self.bus.write(pa, size, value)
+    }
+    fn ram(&mut self, pa: u64) -> Option<&[u8]> {
+        self.bus.ram(pa)
+    }
 }
 
 impl<G: CodeGen> Dbt<G> {
@@ -100,6 +137,7 @@ impl<G: CodeGen> Dbt<G> {
             ras: vec![[NO_ENTRY, 0]; RAS_ENTRIES],
             ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
             ctx: None,
+            protected: BTreeSet::new(),
         }
     }
 
@@ -155,7 +193,7 @@ impl<G: CodeGen> Dbt<G> {
             if !Self::translatable(cpu) {
                 link_from = None;
                 indirect_to = false;
-                if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
                     return e;
                 }
                 continue;
@@ -181,7 +219,7 @@ impl<G: CodeGen> Dbt<G> {
             let Some(at) = b.at.filter(|_| b.guest_insns as u64 <= left) else {
                 link_from = None;
                 indirect_to = false;
-                if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
                     return e;
                 }
                 continue;
@@ -213,7 +251,7 @@ impl<G: CodeGen> Dbt<G> {
             // `self.gen` for the host that `mem` belongs to; `state` is ours.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
             let mut done = (start - self.state.budget) as u64;
-            let fault = if self.state.exit == EXIT_FAULT {
+            let fault = if matches!(self.state.exit, EXIT_FAULT | EXIT_SIDE) {
                 // The faulting block's own instructions before the faulting one are not
                 // charged yet: its exits charge them.
                 let base = mem.bytes().as_ptr() as u64;
@@ -244,16 +282,28 @@ impl<G: CodeGen> Dbt<G> {
                     cpu.r[15] = cpu.next_pc;
                     indirect_to = true;
                 }
-                EXIT_FAULT => {
+                EXIT_FAULT | EXIT_SIDE => {
                     // The guest state is the one the faulting instruction started from: the
                     // interpreter runs it again through the bus, which raises the
-                    // architectural abort or performs the device access.
-                    self.stats.faults += 1;
+                    // architectural abort or performs the device access. A write to a
+                    // protected code page drops that page's translations first.
+                    if self.state.exit == EXIT_SIDE {
+                        self.stats.side_exits += 1;
+                    } else {
+                        self.stats.faults += 1;
+                        let page = next >> 12;
+                        if self.protected.remove(&page) {
+                            mem.unprotect_guest_page(page);
+                            self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
+                            self.stats.smc += 1;
+                            link_from = None;
+                        }
+                    }
                     let (pc, it) = fault.unwrap_or((next, 0));
                     cpu.r[15] = pc;
                     cpu.it = it;
                     if left > 0 {
-                        if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                        if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
                             return e;
                         }
                     }
@@ -261,7 +311,7 @@ impl<G: CodeGen> Dbt<G> {
                 EXIT_FALLBACK => {
                     cpu.r[15] = next;
                     if left > 0 {
-                        if let Some(e) = self.interpret(cpu, bus, &mut left) {
+                        if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
                             return e;
                         }
                     }
@@ -271,10 +321,31 @@ impl<G: CodeGen> Dbt<G> {
         }
     }
 
-    fn interpret(&mut self, cpu: &mut Cpu, bus: &mut dyn Bus, left: &mut u64) -> Option<Exit> {
+    fn interpret(
+        &mut self,
+        cpu: &mut Cpu,
+        bus: &mut dyn Bus,
+        mem: &mut dyn CodeMemory,
+        left: &mut u64,
+    ) -> Option<Exit> {
         *left -= 1;
         self.stats.executed_interpreted += 1;
-        cpu.step(bus)
+        if self.protected.is_empty() {
+            return cpu.step(bus);
+        }
+        let mut w = Watch {
+            bus,
+            mem,
+            protected: &mut self.protected,
+            hit: Vec::new(),
+        };
+        let exit = cpu.step(&mut w);
+        let hit = core::mem::take(&mut w.hit);
+        for page in hit {
+            self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
+            self.stats.smc += 1;
+        }
+        exit
     }
 
     /// The runtime's offsets and end, placing it in the cache first if needed.
@@ -327,6 +398,10 @@ impl<G: CodeGen> Dbt<G> {
             self.stats.host_insns += hb.code.len() as u64 / 4;
             block.at = Some(at);
             block.exits = hb.exits;
+            let page = key.pc >> 12;
+            if !self.protected.contains(&page) && mem.protect_guest_page(page) {
+                self.protected.insert(page);
+            }
             block.starts = hb.insn_starts;
         }
         let id = self.blocks.len() as u32;

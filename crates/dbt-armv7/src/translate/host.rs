@@ -19,6 +19,21 @@ pub trait CodeMemory {
     /// The cache holds code that this crate's engine generated for this host, and `state`
     /// is valid for reads and writes.
     unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize);
+
+    /// Write-protects the guest page `page` (guest physical address >> 12) because code
+    /// was translated from it, so that a translated store to it faults (and reaches the
+    /// engine through the fault path with the written address). Returns whether the
+    /// host did; by default it does not, and the host must call `Dbt::invalidate` itself
+    /// when guest code changes.
+    fn protect_guest_page(&mut self, page: u32) -> bool {
+        let _ = page;
+        false
+    }
+
+    /// Makes the guest page `page` writable again (its translations are being dropped).
+    fn unprotect_guest_page(&mut self, page: u32) {
+        let _ = page;
+    }
 }
 
 /// [`CodeMemory::enter`] for an AArch64 host: calls the prologue in the cache at `base`.

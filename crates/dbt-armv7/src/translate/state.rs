@@ -54,11 +54,14 @@ pub const EXIT_FALLBACK: u32 = 1;
 /// instruction-set bit.
 pub const EXIT_BX: u32 = 2;
 
-/// Translated code faulted on a host access: `link_site` holds the host address of the
-/// faulting instruction (the host's fault handler redirected it to the epilogue, see
+/// Translated code faulted on a host access: `r[15]` holds the low 32 bits of the
+/// faulting data address and `link_site` the host address of the faulting instruction (the host's fault handler redirected it to the epilogue, see
 /// [`a64::redirect_fault`](super::a64::redirect_fault)); `r[0..15]` and NZCV are the guest
 /// state the faulting guest instruction started from.
 pub const EXIT_FAULT: u32 = 3;
+/// A side exit: as [`EXIT_FAULT`] (the instruction runs in the interpreter), but no host
+/// access faulted.
+pub const EXIT_SIDE: u32 = 4;
 
 /// Byte offset of `r[n]` in [`GuestState`].
 pub const fn off_r(n: u8) -> u32 {

@@ -11,7 +11,7 @@ use crate::decode::{Insn, Op};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE,
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE,
     OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 
@@ -378,7 +378,7 @@ impl CodeGen for A64Gen {
                     mov32(&mut a, T_ADDR, pc);
                     let off = start as i64 - a.here() as i64;
                     a.put(enc::adr(T_FLAGS, off));
-                    a.put(enc::w_movz(T_OP2, EXIT_FAULT as u16, 0));
+                    a.put(enc::w_movz(T_OP2, EXIT_SIDE as u16, 0));
                     a.b_abs(rt.epilogue);
                 }
             }

@@ -56,9 +56,10 @@ pub const SP: u8 = 31;
 
 /// The host's fault handler calls this when a synchronous data abort (a signal on a Linux
 /// host, a Stage-2 or EL2 abort in the hypervisor) interrupts the host context `x`
-/// (`x0`-`x30`) at `pc`. If `pc` is inside the code cache `cache`, it redirects the
-/// context to the runtime's epilogue at `epilogue` (a host address) with the faulting
-/// address in [`T_FLAGS`] and [`EXIT_FAULT`](super::state::EXIT_FAULT) in [`T_OP2`], and
+/// (`x0`-`x30`) at `pc`, accessing data address `addr`. If `pc` is inside the code cache
+/// `cache`, it redirects the context to the runtime's epilogue at `epilogue` (a host
+/// address) with the data address in [`T_ADDR`], the faulting instruction's address in
+/// [`T_FLAGS`] and [`EXIT_FAULT`](super::state::EXIT_FAULT) in [`T_OP2`], and
 /// returns true; resuming the context then leaves translated code with the guest state
 /// of the faulting guest instruction's start, which [`Dbt`](super::Dbt) finds through
 /// its side tables and runs again in the interpreter. Returns false (context untouched)
@@ -69,12 +70,14 @@ pub const SP: u8 = 31;
 pub fn redirect_fault(
     x: &mut [u64; 31],
     pc: &mut u64,
+    addr: u64,
     cache: core::ops::Range<u64>,
     epilogue: u64,
 ) -> bool {
     if !cache.contains(pc) {
         return false;
     }
+    x[T_ADDR as usize] = addr;
     x[T_FLAGS as usize] = *pc;
     x[T_OP2 as usize] = EXIT_FAULT as u64;
     *pc = epilogue;
