@@ -53,13 +53,17 @@ pub enum Command {
     /// targets), `cargo package` of every subsystem crate, and the out-of-workspace
     /// embedder crate (tests/embedder) built and run.
     Check,
+    /// Run the libFuzzer targets in fuzz/ (cargo-fuzz on the nightly toolchain, both
+    /// installed on first use), each for --time seconds, and print executions and coverage.
+    Fuzz(FuzzArgs),
 }
 
 impl Command {
     /// Whether the command compiles anything, so needs the pinned toolchain's targets and
     /// components.
     pub fn builds(&self) -> bool {
-        !matches!(self, Command::LinuxNative(_))
+        // The fuzz targets build with the nightly toolchain, not the pinned one.
+        !matches!(self, Command::LinuxNative(_) | Command::Fuzz(_))
     }
 }
 
@@ -188,6 +192,23 @@ pub struct TestArgs {
     pub full: bool,
     /// Print the items that would run (with --full / --filter as given) and their count,
     /// without running them.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Default fuzzing time of one target with `cargo xtask fuzz`, in seconds.
+pub const DEFAULT_FUZZ_SECS: u64 = 60;
+
+/// Options of `cargo xtask fuzz`.
+#[derive(Debug, Clone, Args)]
+pub struct FuzzArgs {
+    /// The target to run (see --list); all of them, one after the other, when omitted.
+    #[arg(value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Seconds of fuzzing per target (the build comes on top).
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_FUZZ_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub time: u64,
+    /// Print the targets and what each one fuzzes, without running them.
     #[arg(long)]
     pub list: bool,
 }

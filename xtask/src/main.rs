@@ -1,21 +1,9 @@
 //! `cargo xtask`: builds the hypervisor and its guests, boots them under QEMU, and runs the
-//! host tests and QEMU scenario matrix. Run `cargo xtask --help` for the commands.
+//! host tests and QEMU scenario matrix. Run `cargo xtask --help` for the commands. The
+//! commands live in the library (`lib.rs`); this file dispatches them.
 
-mod bench;
-mod bench_blk;
-mod bench_dbt;
-mod bench_linux;
-mod build;
-mod check;
-mod cli;
-mod config;
-mod cpio;
-mod error;
-mod linux;
-mod qemu;
-mod scenarios;
-mod setup;
-mod test_cmd;
+use xtask::{bench, check, fuzz, setup, test_cmd};
+use xtask::{build, cli, config, error, linux, qemu, usage};
 
 use std::time::Duration;
 
@@ -60,6 +48,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let tally = check::run(&ws)?;
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
+        Command::Fuzz(args) => fuzz::run(&ws, &args),
     }
 }
 

@@ -17,15 +17,62 @@ pub const DISK_IMAGE_MARKER_MAX: usize = 16;
 /// Default per-run timeout of a scenario, in seconds.
 pub const DEFAULT_SCENARIO_TIMEOUT: u64 = 30;
 
-/// Whether a run must end with exit status 0 or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The line the hypervisor prints before it stops on a fatal error (an unexpected exception
+/// at EL2, a Rust panic, a failed boot step: `crates/hypervisor/src/arch/fatal.rs`,
+/// `arch/start.rs`). Every scenario forbids it unless it sets `allow_fatal = true`.
+pub const FATAL_LINE: &str = "[hv] FATAL";
+
+/// Largest exit status a process can report.
+const MAX_EXIT_CODE: i64 = 255;
+
+/// The exit status a run must end with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExpectExit {
     /// QEMU exits 0 (the guest did PSCI SYSTEM_OFF).
     Zero,
     /// QEMU exits with a non-zero status (SYSTEM_RESET, crash, fatal error); a timeout or a
     /// kill by signal never counts.
     Nonzero,
+    /// QEMU exits with exactly this status (the hypervisor's codes: 0 every VM powered off,
+    /// 1 a VM reset, 2 a VM crashed, 3 an exception at EL2, 4 a hypervisor panic).
+    Code(i32),
+}
+
+/// `exit` as written: `"zero"`, `"nonzero"` or an exact status.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum ExitField {
+    Code(i64),
+    Word(String),
+}
+
+impl ExpectExit {
+    /// Parses the `exit` field.
+    fn from_field(f: ExitField) -> std::result::Result<ExpectExit, String> {
+        match f {
+            ExitField::Word(w) if w == "zero" => Ok(ExpectExit::Zero),
+            ExitField::Word(w) if w == "nonzero" => Ok(ExpectExit::Nonzero),
+            ExitField::Word(w) => Err(format!(
+                "`exit` = {w:?}: give \"zero\", \"nonzero\" or an exact status 0..={MAX_EXIT_CODE}"
+            )),
+            ExitField::Code(c) if (0..=MAX_EXIT_CODE).contains(&c) => {
+                Ok(ExpectExit::Code(c as i32))
+            }
+            ExitField::Code(c) => Err(format!("`exit` = {c}: must be 0..={MAX_EXIT_CODE}")),
+        }
+    }
+
+    /// Why exit status `code` does not meet this expectation (`None`: it does).
+    pub fn mismatch(self, code: i32) -> Option<String> {
+        match self {
+            ExpectExit::Zero if code != 0 => Some(format!("exit status {code}, expected 0")),
+            ExpectExit::Nonzero if code == 0 => Some("exit status 0, expected non-zero".into()),
+            ExpectExit::Code(want) if code != want => {
+                Some(format!("exit status {code}, expected exactly {want}"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A scenario file as written.
@@ -40,7 +87,7 @@ struct ScenarioFile {
     vcpus: Option<u32>,
     smp: Option<u32>,
     timeout: Option<u64>,
-    exit: ExpectExit,
+    exit: ExitField,
     #[serde(default)]
     expect: Vec<String>,
     #[serde(default)]
@@ -53,6 +100,8 @@ struct ScenarioFile {
     disk_marker: Option<String>,
     disk_image_marker: Option<String>,
     net: Option<String>,
+    #[serde(default)]
+    allow_fatal: bool,
 }
 
 /// What a scenario boots.
@@ -94,6 +143,8 @@ pub struct Scenario {
     pub expect_any_order: Vec<String>,
     /// Substrings that must not appear anywhere in the output.
     pub forbid: Vec<String>,
+    /// The hypervisor's [`FATAL_LINE`] may appear (forbidden by default).
+    pub allow_fatal: bool,
     /// Cells to run in (names from [`matrix`]); all when `None`.
     pub cells: Option<Vec<String>>,
     /// Only `cargo xtask test --full` runs it.
@@ -112,6 +163,7 @@ pub struct Scenario {
 /// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
 pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, String> {
     let f: ScenarioFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    let exit = ExpectExit::from_field(f.exit)?;
     let vms = match (f.guest, f.config) {
         (Some(_), Some(_)) => {
             return Err("give `guest` or `config`, not both".into());
@@ -213,10 +265,11 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         vms,
         smp: f.smp,
         timeout,
-        exit: f.exit,
+        exit,
         expect: f.expect,
         expect_any_order: f.expect_any_order,
         forbid: f.forbid,
+        allow_fatal: f.allow_fatal,
         cells: f.cells,
         full_only: f.full_only,
         disk_marker: f.disk_marker.filter(|m| !m.is_empty()),
@@ -341,19 +394,13 @@ pub fn expand<'a>(scenarios: &'a [Scenario], filter: Option<&str>, full: bool) -
 pub fn check(run: &Run<'_>, outcome: Outcome, output: &str) -> Vec<String> {
     let s = run.scenario;
     let mut problems = Vec::new();
-    match (outcome, s.exit) {
-        (Outcome::TimedOut, _) => problems.push(format!(
+    match outcome {
+        Outcome::TimedOut => problems.push(format!(
             "timed out after {} s (QEMU killed); the guest or hypervisor hung or never ended the run",
             s.timeout
         )),
-        (Outcome::Signaled(sig), _) => problems.push(format!("QEMU was killed by signal {sig}")),
-        (Outcome::Exited(0), ExpectExit::Nonzero) => {
-            problems.push("exit status 0, expected non-zero".into())
-        }
-        (Outcome::Exited(c), ExpectExit::Zero) if c != 0 => {
-            problems.push(format!("exit status {c}, expected 0"))
-        }
-        _ => {}
+        Outcome::Signaled(sig) => problems.push(format!("QEMU was killed by signal {sig}")),
+        Outcome::Exited(code) => problems.extend(s.exit.mismatch(code)),
     }
     let backend_line = run.cell.backend_line();
     if !output.contains(&backend_line) {
@@ -377,6 +424,11 @@ pub fn check(run: &Run<'_>, outcome: Outcome, output: &str) -> Vec<String> {
     for bad in &s.forbid {
         if let Some(line) = output.lines().find(|l| l.contains(bad.as_str())) {
             problems.push(format!("forbidden \"{bad}\" in: {}", line.trim_end()));
+        }
+    }
+    if !s.allow_fatal && !s.forbid.iter().any(|f| FATAL_LINE.contains(f.as_str())) {
+        if let Some(line) = output.lines().find(|l| l.contains(FATAL_LINE)) {
+            problems.push(format!("hypervisor fatal error: {}", line.trim_end()));
         }
     }
     problems
@@ -469,6 +521,14 @@ mod tests {
             ("missing guest", "exit = \"zero\""),
             ("missing exit", "guest = \"hello\""),
             ("bad exit", "guest = \"hello\"\nexit = \"maybe\""),
+            ("exit too big", "guest = \"hello\"\nexit = 256"),
+            ("negative exit", "guest = \"hello\"\nexit = -1"),
+            ("float exit", "guest = \"hello\"\nexit = 1.0"),
+            ("bool exit", "guest = \"hello\"\nexit = true"),
+            (
+                "allow_fatal type",
+                "guest = \"hello\"\nexit = 0\nallow_fatal = \"yes\"",
+            ),
             (
                 "typo",
                 "guest = \"hello\"\nexit = \"zero\"\nexpected = [\"x\"]",
@@ -664,6 +724,91 @@ mod tests {
         let p = check(&run, Outcome::Exited(1), swapped);
         assert_eq!(p.len(), 1);
         assert!(p[0].contains("not after"), "{p:?}");
+    }
+
+    #[test]
+    fn exact_exit_codes() {
+        let mut s = parse_scenario("r", "guest = \"hello\"\nexit = 1").unwrap();
+        assert_eq!(s.exit, ExpectExit::Code(1));
+        s.expect = vec![];
+        let run = Run {
+            scenario: &s,
+            cell: matrix()[0],
+        };
+        let out = "[hv] backend: nvhe\n";
+        assert!(check(&run, Outcome::Exited(1), out).is_empty());
+        // Any other status fails, including other non-zero ones (a crash is not a reset).
+        for wrong in [0, 2, 3, 4] {
+            let p = check(&run, Outcome::Exited(wrong), out);
+            assert_eq!(p, [format!("exit status {wrong}, expected exactly 1")]);
+        }
+        let zero = parse_scenario("z", "guest = \"hello\"\nexit = 0").unwrap();
+        assert_eq!(zero.exit, ExpectExit::Code(0));
+        assert_eq!(ExpectExit::Code(0).mismatch(0), None);
+        assert_eq!(ExpectExit::Nonzero.mismatch(4), None);
+        assert!(ExpectExit::Zero.mismatch(1).is_some());
+        let msg = parse_scenario("x", "guest = \"hello\"\nexit = 300").unwrap_err();
+        assert!(msg.contains("0..=255"), "{msg}");
+    }
+
+    #[test]
+    fn fatal_line_forbidden_by_default() {
+        let s = hello();
+        assert!(!s.allow_fatal);
+        assert!(!s.forbid.iter().any(|f| f.contains("FATAL")));
+        let run = Run {
+            scenario: &s,
+            cell: matrix()[3],
+        };
+        // A hypervisor that printed its fatal line fails even with the right exit status
+        // and every expected line.
+        let fatal =
+            "[hv] backend: vhe\nhello: PASS\n[hv] FATAL: unexpected exception at EL2 (EL2h sync)\n";
+        let p = check(&run, Outcome::Exited(0), fatal);
+        assert_eq!(
+            p,
+            ["hypervisor fatal error: [hv] FATAL: unexpected exception at EL2 (EL2h sync)"]
+        );
+        // Listed in `forbid` too: reported once.
+        let mut listed = hello();
+        listed.forbid.push(FATAL_LINE.into());
+        let run = Run {
+            scenario: &listed,
+            cell: matrix()[3],
+        };
+        assert_eq!(check(&run, Outcome::Exited(0), fatal).len(), 1);
+        // A scenario may allow it explicitly.
+        let allowed = parse_scenario(
+            "f",
+            "guest = \"hello\"\nexit = 4\nallow_fatal = true\nexpect = [\"[hv] FATAL\"]",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &allowed,
+            cell: matrix()[3],
+        };
+        assert!(check(&run, Outcome::Exited(4), fatal).is_empty());
+    }
+
+    #[test]
+    fn repository_verdicts() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
+        let all = load_dir(&dir).unwrap();
+        for s in &all {
+            assert!(!s.allow_fatal, "{} allows the fatal line", s.name);
+            assert!(
+                !matches!(s.exit, ExpectExit::Nonzero),
+                "{}: give the exact non-zero status",
+                s.name
+            );
+        }
+        let reset = all.iter().find(|s| s.name == "hello-reset").unwrap();
+        assert_eq!(reset.exit, ExpectExit::Code(1));
+        assert!(
+            reset.expect.iter().any(|e| e.contains("PSCI SYSTEM_RESET")),
+            "{:?}",
+            reset.expect
+        );
     }
 
     #[test]

@@ -1,0 +1,20 @@
+//! The commands of `cargo xtask` as a library: the binary (`main.rs`) dispatches them, and
+//! the fuzz targets (`fuzz/`) reach the parsers of user input (VM configuration files,
+//! scenario files) through it.
+
+pub mod bench;
+pub mod bench_blk;
+pub mod bench_dbt;
+pub mod bench_linux;
+pub mod build;
+pub mod check;
+pub mod cli;
+pub mod config;
+pub mod cpio;
+pub mod error;
+pub mod fuzz;
+pub mod linux;
+pub mod qemu;
+pub mod scenarios;
+pub mod setup;
+pub mod test_cmd;
