@@ -302,6 +302,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
         ends_all: true,
         mac: None,
         disk_image: None,
+        arch: build::VmArch::Aarch64,
     };
     let objcopy = build::find_objcopy(ws)?;
     let hypervisor = build::build_hypervisor(ws, &objcopy)?;
@@ -327,6 +328,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
         ends_all: false,
         mac: None,
         disk_image: None,
+        arch: build::VmArch::Aarch64,
     };
     let switch_package = out_dir.join("vmswitch.bin");
     build::write_package(
@@ -346,6 +348,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
         ends_all: true,
         mac: None,
         disk_image: None,
+        arch: build::VmArch::Aarch64,
     };
     build::write_package(&blk_package, &build::vm_configs(ws, &[blk_plan])?)?;
     let blk_bin = out_dir.join("virtio-test.bin");

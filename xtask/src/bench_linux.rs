@@ -69,6 +69,7 @@ pub fn run(
         ends_all: true,
         mac: None,
         disk_image: None,
+        arch: build::VmArch::Aarch64,
     };
     let package = out_dir.join("linux-package.bin");
     build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;

@@ -15,6 +15,68 @@ use crate::{fail, usage};
 pub const HYPERVISOR_TARGET: &str = "aarch64-unknown-none-softfloat";
 /// Target triple of the guests.
 pub const GUEST_TARGET: &str = "aarch64-unknown-none";
+/// Target triple of the ARMv7-A guest crates (`guests/armv7-*`).
+pub const ARMV7_GUEST_TARGET: &str = "armv7a-none-eabi";
+/// Name prefix of the ARMv7-A guest crates.
+pub const ARMV7_CRATE_PREFIX: &str = "armv7-";
+
+/// Whether guest crate `name` is an ARMv7-A program (built for [`ARMV7_GUEST_TARGET`]).
+pub fn is_armv7_crate(name: &str) -> bool {
+    name.starts_with(ARMV7_CRATE_PREFIX)
+}
+
+/// The instruction set a VM's kernel is for (`arch` in a configuration file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VmArch {
+    /// An AArch64 kernel.
+    #[default]
+    Aarch64,
+    /// An ARMv7-A (AArch32) kernel: in hardware at AArch32 EL1 where the CPU can, else
+    /// under the DBT; `dbt_force` (`dbt = "force"`) asks for the DBT in any case.
+    Armv7 {
+        /// Run under the DBT even where the CPU could run it in hardware.
+        dbt_force: bool,
+    },
+}
+
+impl VmArch {
+    /// The architecture a guest implies: the ARMv7-A guest crates, `linux-armv7` and zImage
+    /// files are ARMv7-A; everything else AArch64.
+    pub fn of(guest: &Guest) -> VmArch {
+        let armv7 = match guest {
+            Guest::Crate(n) => is_armv7_crate(n),
+            Guest::LinuxArmv7 => true,
+            Guest::Linux => false,
+            Guest::File(p) => fs::read(p).map(|k| is_zimage(&k)).unwrap_or(false),
+        };
+        if armv7 {
+            VmArch::Armv7 { dbt_force: false }
+        } else {
+            VmArch::Aarch64
+        }
+    }
+
+    /// The package flags of this choice.
+    pub fn vm_flags(self) -> u32 {
+        match self {
+            VmArch::Aarch64 => 0,
+            VmArch::Armv7 { dbt_force: false } => vmpkg::VM_FLAG_ARCH_ARMV7,
+            VmArch::Armv7 { dbt_force: true } => {
+                vmpkg::VM_FLAG_ARCH_ARMV7 | vmpkg::VM_FLAG_DBT_FORCE
+            }
+        }
+    }
+}
+
+/// Offset of the magic in an ARM Linux zImage header.
+const ZIMAGE_MAGIC_OFFSET: usize = 0x24;
+/// The zImage magic, as stored (little-endian `0x016F2818`).
+const ZIMAGE_MAGIC: [u8; 4] = 0x016f_2818u32.to_le_bytes();
+
+/// Whether `image` is an ARM Linux zImage.
+pub fn is_zimage(image: &[u8]) -> bool {
+    image.get(ZIMAGE_MAGIC_OFFSET..ZIMAGE_MAGIC_OFFSET + 4) == Some(&ZIMAGE_MAGIC[..])
+}
 /// Package name of the hypervisor crate.
 pub const HYPERVISOR_PACKAGE: &str = "hypervisor";
 
@@ -66,7 +128,12 @@ impl Workspace {
 
     /// The ELF cargo builds for guest crate `name`.
     pub fn guest_elf(&self, name: &str) -> PathBuf {
-        self.target.join(GUEST_TARGET).join("release").join(name)
+        let target = if is_armv7_crate(name) {
+            ARMV7_GUEST_TARGET
+        } else {
+            GUEST_TARGET
+        };
+        self.target.join(target).join("release").join(name)
     }
 
     /// The raw binary of guest crate `name`.
@@ -79,16 +146,15 @@ impl Workspace {
         self.images_dir().join("package.bin")
     }
 
-    /// AArch64 guest crates: directories under `guests/` with a `src/main.rs` (so not
-    /// `guest-rt`), except the `armv7-*` programs, which are built for `armv7a-none-eabi`
-    /// by their own tests.
+    /// Guest crates: directories under `guests/` with a `src/main.rs` (so not `guest-rt`):
+    /// the AArch64 ones and the `armv7-*` programs, built for `armv7a-none-eabi`
+    /// ([`is_armv7_crate`]).
     pub fn guest_crates(&self) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(self.root.join("guests"))
             .into_iter()
             .flatten()
             .flatten()
             .filter(|e| e.path().join("src/main.rs").is_file())
-            .filter(|e| !e.file_name().to_string_lossy().starts_with("armv7"))
             .filter_map(|e| e.file_name().into_string().ok())
             .collect();
         names.sort();
@@ -103,6 +169,9 @@ pub enum Guest {
     Crate(String),
     /// Debian's stock arm64 kernel with xtask's busybox initramfs (see [`crate::linux`]).
     Linux,
+    /// Debian's armhf LPAE kernel (a zImage) with an armhf busybox initramfs
+    /// (see [`crate::linux::armv7`]).
+    LinuxArmv7,
     /// A raw binary or arm64 `Image` file, used as is.
     File(PathBuf),
 }
@@ -113,6 +182,7 @@ impl Guest {
         match self {
             Guest::Crate(name) => name.clone(),
             Guest::Linux => LINUX_GUEST.to_string(),
+            Guest::LinuxArmv7 => LINUX_ARMV7_GUEST.to_string(),
             Guest::File(_) => "vm0".to_string(),
         }
     }
@@ -120,6 +190,8 @@ impl Guest {
 
 /// The `--guest` name of the Linux guest.
 pub const LINUX_GUEST: &str = "linux";
+/// The `--guest` name of the ARMv7-A (armhf) Linux guest.
+pub const LINUX_ARMV7_GUEST: &str = "linux-armv7";
 
 /// Resolves `--guest NAME|PATH`: a name of a crate in `crates` wins; otherwise it must be an
 /// existing file (relative paths are taken from `base`).
@@ -135,6 +207,9 @@ pub fn resolve_guest(spec: &str, crates: &[String], base: &Path) -> Result<Guest
     }
     if spec == LINUX_GUEST {
         return Ok(Guest::Linux);
+    }
+    if spec == LINUX_ARMV7_GUEST {
+        return Ok(Guest::LinuxArmv7);
     }
     let path = base.join(spec);
     if path.is_file() {
@@ -315,13 +390,21 @@ pub fn build_hypervisor(ws: &Workspace, objcopy_path: &Path) -> Result<PathBuf> 
     Ok(bin)
 }
 
-/// Builds guest crates `names` in one cargo run and converts each to `target/images/<name>.bin`.
+/// Builds guest crates `names` (one cargo run per target: the AArch64 guests, the ARMv7-A
+/// ones) and converts each to `target/images/<name>.bin`.
 pub fn build_guests(ws: &Workspace, objcopy_path: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let pkgs: Vec<&str> = names.iter().map(String::as_str).collect();
-    run_cargo(ws, &cargo_build_args(&pkgs, GUEST_TARGET))?;
+    let (armv7, aarch64): (Vec<&str>, Vec<&str>) = names
+        .iter()
+        .map(String::as_str)
+        .partition(|n| is_armv7_crate(n));
+    for (pkgs, target) in [(aarch64, GUEST_TARGET), (armv7, ARMV7_GUEST_TARGET)] {
+        if !pkgs.is_empty() {
+            run_cargo(ws, &cargo_build_args(&pkgs, target))?;
+        }
+    }
     names
         .iter()
         .map(|n| {
@@ -353,6 +436,8 @@ pub struct VmConfig {
     pub ends_all: bool,
     /// RAM-disk image file packed into the package (`None`: the hypervisor's default disk).
     pub disk_image: Option<PathBuf>,
+    /// The kernel's instruction set (package flags `VM_FLAG_ARCH_ARMV7`/`VM_FLAG_DBT_FORCE`).
+    pub arch: VmArch,
 }
 
 /// Checks that `path` can be a VM's RAM-disk image: a file of 1 byte to
@@ -415,7 +500,7 @@ pub fn package_bytes(vms: &[VmConfig]) -> Result<Vec<u8>> {
                 vmpkg::VM_FLAG_RESTART_ON_RESET
             } else {
                 0
-            },
+            } | vm.arch.vm_flags(),
             kernel,
             initrd,
             cmdline: vm.cmdline.clone(),
@@ -459,6 +544,13 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
     } else {
         None
     };
+    let linux_armv7 = if plans.iter().any(|p| p.guest == Guest::LinuxArmv7) {
+        let assets = crate::linux::armv7::ensure_assets(ws)?;
+        eprintln!("xtask: {}", assets.describe());
+        Some(assets)
+    } else {
+        None
+    };
     plans
         .iter()
         .map(|p| {
@@ -467,6 +559,10 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
                 (Guest::File(f), _) => (f.clone(), None),
                 (Guest::Linux, Some(a)) => (a.image.clone(), Some(a.initramfs.clone())),
                 (Guest::Linux, None) => unreachable!("assets are fetched for Linux plans"),
+                (Guest::LinuxArmv7, _) => match &linux_armv7 {
+                    Some(a) => (a.image.clone(), Some(a.initramfs.clone())),
+                    None => unreachable!("assets are fetched for armhf Linux plans"),
+                },
             };
             Ok(VmConfig {
                 name: p.name.clone(),
@@ -478,6 +574,7 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
                 ends_all: p.ends_all,
                 mac: p.mac,
                 disk_image: p.disk_image.clone(),
+                arch: p.arch,
             })
         })
         .collect()
@@ -625,6 +722,7 @@ mod tests {
             ends_all: false,
             mac: Some([0x52, 0x54, 0, 0x12, 0x34, 0x60]),
             disk_image: None,
+            arch: VmArch::Aarch64,
         }])
         .unwrap();
         assert_eq!(&bytes[..8], &vmpkg::MAGIC);
@@ -661,6 +759,7 @@ mod tests {
             mac: None,
             ends_all: false,
             disk_image,
+            arch: VmArch::Armv7 { dbt_force: false },
         };
         let bytes = package_bytes(&[vm("a", None), vm("b", Some(disk.clone()))]).unwrap();
         let pkg = vmpkg::Package::parse(&bytes).unwrap();

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::build::{self, Workspace, GUEST_TARGET, HYPERVISOR_TARGET};
+use crate::build::{self, Workspace, ARMV7_GUEST_TARGET, GUEST_TARGET, HYPERVISOR_TARGET};
 use crate::error::Result;
 use crate::test_cmd::{Tally, HOST_PACKAGES};
 
@@ -45,8 +45,13 @@ fn with_packages(mut args: Vec<String>, packages: &[&str]) -> Vec<String> {
     args
 }
 
-/// Every step, in order. `guests` are the AArch64 guest crates (with `guest-rt`).
+/// Every step, in order. `guests` are the guest crates: the AArch64 ones are linted with
+/// `guest-rt` for their target, the ARMv7-A ones (`armv7-*`) for theirs.
 pub fn steps(guests: &[String]) -> Vec<Step> {
+    let (armv7, guests): (Vec<String>, Vec<String>) = guests
+        .iter()
+        .cloned()
+        .partition(|g| build::is_armv7_crate(g));
     let mut out = vec![step("fmt", &["fmt", "--all", "--check"])];
     out.push(Step {
         name: "clippy host".into(),
@@ -72,6 +77,16 @@ pub fn steps(guests: &[String]) -> Vec<Step> {
             .chain(["--target", GUEST_TARGET, "--", "-D", "warnings"].map(String::from))
             .collect(),
     });
+    if !armv7.is_empty() {
+        let pkgs: Vec<&str> = armv7.iter().map(String::as_str).collect();
+        out.push(Step {
+            name: format!("clippy {ARMV7_GUEST_TARGET}"),
+            args: with_packages(vec!["clippy".into()], &pkgs)
+                .into_iter()
+                .chain(["--target", ARMV7_GUEST_TARGET, "--", "-D", "warnings"].map(String::from))
+                .collect(),
+        });
+    }
     for c in PUBLISHED_CRATES {
         // --allow-dirty: check the working tree as it is (CI's clone is clean anyway).
         out.push(step(

@@ -19,6 +19,9 @@
 //! ends_all = false       # true: when this VM powers off, the whole machine stops
 //! mac = "52:54:00:12:34:60"  # virtio-net address (default 52:54:00:12:34:56 + VM index)
 //! disk = "images/disk.img"   # RAM-disk image packed into the package (relative to this file)
+//! arch = "armv7"         # the kernel is ARMv7-A (implied by armv7-* crates, "linux-armv7"
+//!                        # and zImage files): hardware AArch32 EL1 where the CPU has it
+//! dbt = "force"          # with arch = "armv7": the binary translator even where it has
 //! ```
 
 use std::fs;
@@ -27,6 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use crate::build::Guest as GuestSource;
+use crate::build::VmArch;
 use crate::cli::{
     parse_size, validate_mem, Cpu, Gic, Net, DEFAULT_MEM, HOST_MEM_OVERHEAD, MAX_SMP, MAX_VCPUS,
 };
@@ -68,6 +72,8 @@ struct VmSection {
     ends_all: bool,
     mac: Option<String>,
     disk: Option<String>,
+    arch: Option<String>,
+    dbt: Option<String>,
 }
 
 /// One VM, resolved: everything the package needs except the image bytes.
@@ -94,6 +100,8 @@ pub struct VmPlan {
     /// RAM-disk image packed into the package as its virtio disk (`None`: the hypervisor's
     /// default, a zeroed RAM disk or a slice of QEMU's disk).
     pub disk_image: Option<PathBuf>,
+    /// The kernel's instruction set ([`VmArch::of`] the guest unless the file says).
+    pub arch: VmArch,
 }
 
 /// Defaults for the QEMU machine (each `None` when the file does not set it).
@@ -135,7 +143,7 @@ pub fn total_mem(vms: &[VmPlan]) -> u64 {
 /// Default memory of a VM running `guest`.
 pub fn default_mem(guest: &GuestSource) -> u64 {
     match guest {
-        GuestSource::Linux => linux::DEFAULT_MEM,
+        GuestSource::Linux | GuestSource::LinuxArmv7 => linux::DEFAULT_MEM,
         _ => DEFAULT_MEM,
     }
 }
@@ -143,7 +151,7 @@ pub fn default_mem(guest: &GuestSource) -> u64 {
 /// Default command line of a VM running `guest`.
 pub fn default_cmdline(guest: &GuestSource) -> String {
     match guest {
-        GuestSource::Linux => linux::DEFAULT_CMDLINE.into(),
+        GuestSource::Linux | GuestSource::LinuxArmv7 => linux::DEFAULT_CMDLINE.into(),
         _ => String::new(),
     }
 }
@@ -279,6 +287,7 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
                 return Err(format!("{at}: `guest` is empty"))
             }
             (Some(g), None) if g == "linux" => GuestSource::Linux,
+            (Some(g), None) if g == crate::build::LINUX_ARMV7_GUEST => GuestSource::LinuxArmv7,
             (Some(g), None) => GuestSource::Crate(g.clone()),
             (None, Some(k)) => GuestSource::File(base.join(k)),
         };
@@ -311,7 +320,10 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
         if v.disk.as_deref().is_some_and(|d| d.trim().is_empty()) {
             return Err(format!("{at}: `disk` is empty; give an image path"));
         }
+        let arch = parse_arch(&guest, v.arch.as_deref(), v.dbt.as_deref())
+            .map_err(|e| format!("{at}: {e}"))?;
         vms.push(VmPlan {
+            arch,
             name: v.name,
             cmdline: v.cmdline.unwrap_or_else(|| default_cmdline(&guest)),
             guest,
@@ -374,6 +386,37 @@ pub fn check_sources(vms: &[VmPlan], crates: &[String], origin: &str) -> Result<
     Ok(())
 }
 
+/// The architecture of a VM from its guest and the `arch`/`dbt` keys of its table.
+fn parse_arch(
+    guest: &GuestSource,
+    arch: Option<&str>,
+    dbt: Option<&str>,
+) -> std::result::Result<VmArch, String> {
+    let implied = VmArch::of(guest);
+    let armv7 = match arch {
+        None => implied != VmArch::Aarch64,
+        Some("armv7") => true,
+        Some("aarch64") if implied == VmArch::Aarch64 => false,
+        Some("aarch64") => return Err("`arch` = \"aarch64\" for an ARMv7-A guest".into()),
+        Some(a) => {
+            return Err(format!(
+                "`arch` = \"{a}\": must be \"aarch64\" or \"armv7\""
+            ))
+        }
+    };
+    let dbt_force = match dbt {
+        None | Some("auto") => false,
+        Some("force") if armv7 => true,
+        Some("force") => return Err("`dbt` = \"force\" needs arch = \"armv7\"".into()),
+        Some(d) => return Err(format!("`dbt` = \"{d}\": must be \"auto\" or \"force\"")),
+    };
+    Ok(if armv7 {
+        VmArch::Armv7 { dbt_force }
+    } else {
+        VmArch::Aarch64
+    })
+}
+
 /// Whether any of `vms` is a Linux guest (so the Linux assets are needed).
 pub fn needs_linux(vms: &[VmPlan]) -> bool {
     vms.iter().any(|v| v.guest == GuestSource::Linux)
@@ -398,7 +441,7 @@ pub fn plans_from_args(
         (g, _) => crate::build::resolve_guest(g.as_deref().unwrap_or("hello"), crates, cwd)?,
     };
     let kernel = match (&guest, &vm.kernel) {
-        (GuestSource::Linux, Some(k)) => Some(cwd.join(k)),
+        (GuestSource::Linux | GuestSource::LinuxArmv7, Some(k)) => Some(cwd.join(k)),
         (GuestSource::File(_), _) | (_, None) => None,
         (GuestSource::Crate(c), Some(_)) => {
             return Err(crate::usage!(
@@ -415,6 +458,7 @@ pub fn plans_from_args(
     let mem = vm.mem.unwrap_or_else(|| default_mem(&guest));
     validate_mem(mem, "--mem").map_err(crate::error::Error::Usage)?;
     let plan = VmPlan {
+        arch: VmArch::of(&guest),
         name: guest.vm_name(),
         cmdline: vm.append.clone().unwrap_or_else(|| default_cmdline(&guest)),
         guest,

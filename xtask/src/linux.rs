@@ -16,6 +16,8 @@
 //! `linux-guest: userspace up`, then either starts a shell on the console or, with `test=1`
 //! on the kernel command line, runs a scripted check and powers off.
 
+pub mod armv7;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;

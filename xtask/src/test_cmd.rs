@@ -164,6 +164,7 @@ pub fn scenario_plans(ws: &Workspace, s: &Scenario, crates: &[String]) -> Result
         } => {
             let g = build::resolve_guest(guest, crates, &ws.root)?;
             let plan = VmPlan {
+                arch: build::VmArch::of(&g),
                 name: g.vm_name(),
                 cmdline: append
                     .clone()

@@ -2,6 +2,7 @@
 //! (Arm ARM D1.10 "Exception entry"): the architectural answer to a guest access the
 //! hypervisor refuses (UNDEFINED instruction, external abort).
 
+use crate::aarch32::{self, Exception};
 use crate::switch::{El1Reg, WorldSwitch};
 use crate::vcpu::VcpuContext;
 
@@ -96,26 +97,67 @@ pub fn inject_sync(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext, esr: u64, far: 
 
 /// Injects an UNDEFINED exception for the instruction at the guest's PC.
 pub fn inject_undefined(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext) {
+    if vcpu.controls.el1_is_aarch32() {
+        return inject_aarch32(sw, vcpu, Exception::Undefined);
+    }
     inject_sync(sw, vcpu, esr_undefined(), None);
 }
 
 /// Injects a synchronous external abort for a data access to virtual address `far`.
 pub fn inject_data_abort(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext, far: u64, is_write: bool) {
+    if vcpu.controls.el1_is_aarch32() {
+        // DFSR (ESR_EL1[31:0]) and DFAR (FAR_EL1[31:0]); IFAR (the high word) is kept.
+        let ttbcr = sw.el1_read(vcpu, El1Reg::Tcr);
+        sw.el1_write(vcpu, El1Reg::Esr, aarch32::fsr_external(ttbcr, is_write));
+        let ifar = sw.el1_read(vcpu, El1Reg::Far) & !u64::from(u32::MAX);
+        sw.el1_write(vcpu, El1Reg::Far, ifar | (far & u64::from(u32::MAX)));
+        return inject_aarch32(sw, vcpu, Exception::DataAbort);
+    }
     let esr = esr_data_external_abort(from_el0(vcpu.regs.pstate), is_write);
     inject_sync(sw, vcpu, esr, Some(far));
 }
 
 /// Injects a synchronous external abort for an instruction fetch from `far`.
 pub fn inject_instruction_abort(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext, far: u64) {
+    if vcpu.controls.el1_is_aarch32() {
+        // IFSR (IFSR32_EL2) and IFAR (FAR_EL1[63:32]); DFAR (the low word) is kept.
+        let ttbcr = sw.el1_read(vcpu, El1Reg::Tcr);
+        sw.el1_write(vcpu, El1Reg::Ifsr32, aarch32::fsr_external(ttbcr, false));
+        let dfar = sw.el1_read(vcpu, El1Reg::Far) & u64::from(u32::MAX);
+        let ifar = (far & u64::from(u32::MAX)) << aarch32::IFAR_SHIFT;
+        sw.el1_write(vcpu, El1Reg::Far, ifar | dfar);
+        return inject_aarch32(sw, vcpu, Exception::PrefetchAbort);
+    }
     let esr = esr_instruction_external_abort(from_el0(vcpu.regs.pstate));
     inject_sync(sw, vcpu, esr, Some(far));
 }
 
+/// Takes exception `exc` in an AArch32 EL1 guest (`AArch32.EnterMode`): the target mode's
+/// `SPSR` and `LR`, then its vector. The fault status registers are the caller's.
+fn inject_aarch32(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext, exc: Exception) {
+    let sctlr = sw.el1_read(vcpu, El1Reg::Sctlr);
+    let vbar = sw.el1_read(vcpu, El1Reg::Vbar);
+    let entry = aarch32::exception_entry(exc, vcpu.regs.pstate, vcpu.regs.pc, sctlr, vbar);
+    let spsr = match exc {
+        Exception::Undefined => El1Reg::SpsrUnd,
+        Exception::PrefetchAbort | Exception::DataAbort => El1Reg::SpsrAbt,
+    };
+    sw.el1_write(vcpu, spsr, vcpu.regs.pstate);
+    vcpu.regs.x[entry.lr_index] = entry.lr;
+    vcpu.regs.pc = entry.pc;
+    vcpu.regs.pstate = entry.cpsr;
+}
+
 /// Steps the guest PC over the trapped instruction (`ESR_EL2.IL` gives its length: 4 bytes,
-/// or 2 for a 16-bit T32 instruction).
+/// or 2 for a 16-bit T32 instruction). In AArch32 state the PC wraps at 32 bits and a T32
+/// instruction inside an IT block advances the `IT` state.
 pub fn skip_instruction(vcpu: &mut VcpuContext, esr: u64) {
     let len = if esr & ESR_IL != 0 { 4 } else { 2 };
     vcpu.regs.pc = vcpu.regs.pc.wrapping_add(len);
+    if vcpu.regs.pstate & PSTATE_NRW != 0 {
+        vcpu.regs.pc &= u64::from(u32::MAX);
+        vcpu.regs.pstate = aarch32::advance_it(vcpu.regs.pstate);
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +218,30 @@ mod tests {
         assert_eq!(v.el1.elr_el1, 0x4008_1234);
         assert_eq!(v.el1.spsr_el1, 0x3c5);
         assert_eq!(v.el1.esr_el1, 0x0200_0000);
+    }
+
+    #[test]
+    fn inject_into_aarch32_el1() {
+        let controls = crate::vcpu::VcpuControls {
+            el1_aarch32: true,
+            ..Default::default()
+        };
+        let mut v = VcpuContext::new_for_boot(0x4000_8000, 0x4800_0000, controls);
+        assert_eq!((v.regs.pc, v.regs.pstate), (0x4000_8000, 0x1d3));
+        assert_eq!(&v.regs.x[..3], &[0, 0xffff_ffff, 0x4800_0000]);
+        v.el1.vbar_el1 = 0xc000_0000;
+        v.el1.far_el1 = 0x1234_5678_0000_0000;
+        inject_data_abort(&MemBackend, &mut v, 0x0a00_0004, true);
+        assert_eq!(v.regs.pc, 0xc000_0010);
+        assert_eq!(v.regs.pstate, 0x1d7);
+        assert_eq!(v.regs.x[20], 0x4000_8008); // LR_abt
+        assert_eq!(v.el1.spsr_abt, 0x1d3);
+        assert_eq!(v.el1.esr_el1, 0x808); // DFSR: short-descriptor external abort, WnR
+        assert_eq!(v.el1.far_el1, 0x1234_5678_0a00_0004);
+        inject_undefined(&MemBackend, &mut v);
+        assert_eq!((v.regs.pc, v.regs.pstate), (0xc000_0004, 0x1db));
+        assert_eq!(v.regs.x[22], 0xc000_0014); // LR_und
+        assert_eq!(v.el1.spsr_und, 0x1d7);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 extern crate alloc;
 
+pub mod aarch32;
 pub mod exit;
 pub mod inject;
 pub mod mmio;

@@ -3,6 +3,10 @@
 //! The layout of [`GuestRegs`] is shared with the assembly in `switch/entry.rs`; the
 //! offsets are checked at compile time below.
 
+use aarch64_cpu::registers::HCR_EL2;
+
+use crate::aarch32;
+
 /// General-purpose registers and the state `ERET` needs: what the entry/exit assembly
 /// saves and restores on every world switch.
 #[repr(C)]
@@ -80,6 +84,16 @@ pub struct El1SysRegs {
     pub spsr_el1: u64,
     pub cntv_ctl_el0: u64,
     pub cntv_cval_el0: u64,
+    // AArch32 EL1 only (`HCR_EL2.RW` = 0), switched only for such vCPUs
+    // (`switch/aarch32.rs`): the banked SPSRs of the modes without an AArch64 counterpart
+    // (`SPSR_svc` is `SPSR_EL1`), the domain access control and the instruction fault status
+    // (`DACR`, `IFSR`; `DFSR` is `ESR_EL1`, `DFAR`/`IFAR` are the halves of `FAR_EL1`).
+    pub spsr_abt: u64,
+    pub spsr_und: u64,
+    pub spsr_irq: u64,
+    pub spsr_fiq: u64,
+    pub dacr32_el2: u64,
+    pub ifsr32_el2: u64,
 }
 
 /// Pointer-authentication keys (`AP*KEY*_EL1`), switched only when the CPU implements
@@ -105,6 +119,9 @@ pub struct FpState {
     pub fpsr: u64,
     /// `FPCR`.
     pub fpcr: u64,
+    /// `FPEXC32_EL2`: the AArch32 `FPEXC` of a vCPU whose EL1 is AArch32 (its `EN` bit
+    /// enables VFP/Advanced SIMD); switched with the vCPU, unused otherwise.
+    pub fpexc32: u64,
 }
 
 /// EL2 controls that differ per VM or vCPU and are installed by `vcpu_load`.
@@ -121,7 +138,30 @@ pub struct VcpuControls {
     pub vpidr_el2: u64,
     /// `CNTVOFF_EL2`: the VM's virtual-counter offset.
     pub cntvoff_el2: u64,
+    /// EL1 runs in AArch32 state (`HCR_EL2.RW` = 0, cleared by [`VcpuControls::hcr`]): the
+    /// AArch32 registers are switched, the vCPU boots and starts in Supervisor mode.
+    pub el1_aarch32: bool,
 }
+
+impl VcpuControls {
+    /// The vCPU's EL1 is AArch32 (`HCR_EL2.RW` = 0): an ARMv7-A kernel runs in hardware.
+    pub fn el1_is_aarch32(&self) -> bool {
+        self.el1_aarch32
+    }
+
+    /// `HCR_EL2` as the world switch installs it: [`VcpuControls::hcr_el2`] with `RW`
+    /// cleared for an AArch32 vCPU.
+    pub fn hcr(&self) -> u64 {
+        if self.el1_aarch32 {
+            self.hcr_el2 & !HCR_EL2_RW
+        } else {
+            self.hcr_el2
+        }
+    }
+}
+
+/// `HCR_EL2.RW`: EL1 is AArch64.
+const HCR_EL2_RW: u64 = HCR_EL2::RW::EL1IsAarch64.value;
 
 /// Everything the world switch needs for one vCPU.
 #[repr(C)]
@@ -162,19 +202,51 @@ impl VcpuContext {
         ctx
     }
 
+    /// A vCPU that will boot its OS at `entry` with the device tree at `dtb`
+    /// ([`VcpuContext::reset_for_boot`]).
+    pub fn new_for_boot(entry: u64, dtb: u64, controls: VcpuControls) -> Self {
+        let mut ctx = Self {
+            controls,
+            ..Self::default()
+        };
+        ctx.reset_for_boot(entry, dtb);
+        ctx
+    }
+
     /// Puts the vCPU back into its power-on state at `entry` with `x0 = arg0` (used for
-    /// boot, PSCI CPU_ON and VM restart). EL2 controls are kept.
+    /// PSCI CPU_ON: `arg0` is the context id). EL2 controls are kept. An AArch32 vCPU
+    /// (`HCR_EL2.RW` = 0) starts in Supervisor mode, in T32 when bit 0 of `entry` is set.
     pub fn reset_to(&mut self, entry: u64, arg0: u64) {
         self.regs = GuestRegs::default();
         self.regs.x[0] = arg0;
         self.regs.pc = entry;
         self.regs.pstate = PSTATE_EL1H_MASKED;
+        let mut sctlr = SCTLR_EL1_RESET;
+        if self.controls.el1_is_aarch32() {
+            (self.regs.pc, self.regs.pstate) = aarch32::start_state(entry);
+            self.regs.x[0] = arg0 & u64::from(u32::MAX);
+            sctlr = aarch32::SCTLR_RESET;
+        }
         self.el1 = El1SysRegs {
-            sctlr_el1: SCTLR_EL1_RESET,
+            sctlr_el1: sctlr,
             ..El1SysRegs::default()
         };
         self.pauth = PauthKeys::default();
         self.fp = FpState::default();
         self.fp_loaded = false;
+    }
+
+    /// Puts the vCPU into the state its OS is booted in, at `entry` with the device tree at
+    /// `dtb`: the arm64 boot protocol (`x0` = `dtb`), or for an AArch32 vCPU the ARM one
+    /// (`r0` = 0, `r1` = ~0 "machine type from the device tree", `r2` = `dtb`; SVC mode,
+    /// MMU and caches off, interrupts masked).
+    pub fn reset_for_boot(&mut self, entry: u64, dtb: u64) {
+        if self.controls.el1_is_aarch32() {
+            self.reset_to(entry, 0);
+            self.regs.x[1] = aarch32::MACH_TYPE_DT;
+            self.regs.x[2] = dtb & u64::from(u32::MAX);
+        } else {
+            self.reset_to(entry, dtb);
+        }
     }
 }

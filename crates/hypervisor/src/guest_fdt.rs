@@ -196,7 +196,19 @@ pub struct GuestFdtConfig {
     pub virtio_mmio: Vec<VirtioMmioNode>,
     /// `/chosen/stdout-path`; `None` means the UART's node when there is a UART.
     pub stdout_path: Option<String>,
+    /// The guest is ARMv7-A (AArch32): its CPUs are `arm,cortex-a15` (what 32-bit kernels
+    /// and QEMU's `-M virt -cpu cortex-a15` know) and its timer `arm,armv7-timer`.
+    pub armv7: bool,
 }
+
+/// `compatible` of the CPU nodes of an AArch64 guest.
+const CPU_ARMV8: &str = "arm,armv8";
+/// `compatible` of the CPU nodes of an ARMv7-A guest.
+const CPU_ARMV7: &str = "arm,cortex-a15";
+/// `compatible` of the ARMv8 generic timer.
+const TIMER_ARMV8: &str = "arm,armv8-timer";
+/// `compatible` of the ARMv7 generic timer.
+const TIMER_ARMV7: &str = "arm,armv7-timer";
 
 /// Why no device tree could be built.
 #[derive(Debug)]
@@ -244,10 +256,10 @@ pub fn build(cfg: &GuestFdtConfig) -> Result<Vec<u8>, FdtError> {
 
     psci_node(&mut fdt, cfg.psci)?;
     memory_node(&mut fdt, cfg)?;
-    cpus_node(&mut fdt, &cfg.cpu_mpidrs)?;
+    cpus_node(&mut fdt, &cfg.cpu_mpidrs, cfg.armv7)?;
     if let Some(gic) = &cfg.gic {
         gic_node(&mut fdt, gic)?;
-        timer_node(&mut fdt, gic, &cfg.timer, cfg.cpu_mpidrs.len())?;
+        timer_node(&mut fdt, gic, &cfg.timer, cfg.cpu_mpidrs.len(), cfg.armv7)?;
     }
     if let Some(uart) = &cfg.uart {
         uart_node(&mut fdt, uart, cfg.gic.is_some())?;
@@ -318,7 +330,7 @@ fn memory_node(fdt: &mut FdtWriter, cfg: &GuestFdtConfig) -> Result<(), FdtError
     Ok(())
 }
 
-fn cpus_node(fdt: &mut FdtWriter, mpidrs: &[u64]) -> Result<(), FdtError> {
+fn cpus_node(fdt: &mut FdtWriter, mpidrs: &[u64], armv7: bool) -> Result<(), FdtError> {
     let cpus = fdt.begin_node("cpus")?;
     // One cell is enough unless some vCPU has a non-zero Aff3.
     let two_cells = mpidrs.iter().any(|m| m & 0xff_0000_0000 != 0);
@@ -328,7 +340,7 @@ fn cpus_node(fdt: &mut FdtWriter, mpidrs: &[u64]) -> Result<(), FdtError> {
         let reg = mpidr & MPIDR_AFFINITY_MASK;
         let node = fdt.begin_node(&format!("cpu@{reg:x}"))?;
         fdt.property_string("device_type", "cpu")?;
-        fdt.property_string("compatible", "arm,armv8")?;
+        fdt.property_string("compatible", if armv7 { CPU_ARMV7 } else { CPU_ARMV8 })?;
         if two_cells {
             fdt.property_u64("reg", reg)?;
         } else {
@@ -382,6 +394,7 @@ fn timer_node(
     gic: &GicNode,
     ppis: &TimerPpis,
     cpus: usize,
+    armv7: bool,
 ) -> Result<(), FdtError> {
     // GICv2 bindings carry a CPU mask (one bit per CPU, at most 8) in flags bits [15:8].
     let flags = match gic {
@@ -392,10 +405,12 @@ fn timer_node(
         GicNode::V3 { .. } => IRQ_LEVEL_LOW,
     };
     let node = fdt.begin_node("timer")?;
-    fdt.property_string_list(
-        "compatible",
-        vec!["arm,armv8-timer".to_string(), "arm,armv7-timer".to_string()],
-    )?;
+    let compatible = if armv7 {
+        vec![TIMER_ARMV7.to_string()]
+    } else {
+        vec![TIMER_ARMV8.to_string(), TIMER_ARMV7.to_string()]
+    };
+    fdt.property_string_list("compatible", compatible)?;
     let mut interrupts = Vec::with_capacity(12);
     for ppi in [ppis.secure, ppis.non_secure, ppis.virt, ppis.hyp] {
         interrupts.extend_from_slice(&[GIC_PPI, ppi, flags]);

@@ -29,6 +29,12 @@ impl IdReg {
     }
 }
 
+/// `ID_PFR0` (AArch32; `ID_PFR0_EL1`).
+pub const ID_PFR0: IdReg = IdReg { crm: 1, op2: 0 };
+/// `ID_PFR1` (AArch32).
+pub const ID_PFR1: IdReg = IdReg { crm: 1, op2: 1 };
+/// `ID_DFR0` (AArch32).
+pub const ID_DFR0: IdReg = IdReg { crm: 1, op2: 2 };
 /// `ID_AA64PFR0_EL1`.
 pub const ID_AA64PFR0: IdReg = IdReg { crm: 4, op2: 0 };
 /// `ID_AA64PFR1_EL1`.
@@ -58,6 +64,13 @@ fn hide(v: u64, shifts: &[u32]) -> u64 {
 /// The value the guest reads for `reg` given the hardware value `hw`.
 pub fn sanitize(reg: IdReg, hw: u64, policy: &IdPolicy) -> u64 {
     match reg {
+        // AArch32: RAS [31:28], AMU [23:20].
+        ID_PFR0 => hide(hw, &[20, 28]),
+        // AArch32: Virtualization [15:12] (no nested virtualization), Virt_frac [27:24].
+        ID_PFR1 => hide(hw, &[12, 24]),
+        // AArch32: CopTrc [15:12], MMapTrc [19:16], PerfMon [27:24] (MDCR_EL2.TPM),
+        // TraceFilt [31:28].
+        ID_DFR0 => hide(hw, &[12, 16, 24, 28]),
         // EL2 [11:8] (no nested virtualization), RAS [31:28], SVE [35:32], SEL2 [39:36],
         // MPAM [43:40], AMU [47:44].
         ID_AA64PFR0 => hide(hw, &[8, 28, 32, 36, 40, 44]),

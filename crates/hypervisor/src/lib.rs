@@ -11,6 +11,7 @@ extern crate alloc;
 pub mod bootargs;
 pub mod devices;
 pub mod exits;
+pub mod guest_arch;
 pub mod guest_fdt;
 pub mod idregs;
 pub mod layout;

@@ -21,6 +21,38 @@ pub struct KernelInfo {
     pub is_image: bool,
 }
 
+/// Offset from the RAM base at which an ARMv7-A kernel (a zImage or a raw A32 binary) is
+/// loaded and entered: where QEMU's ARM loader puts it (`KERNEL_LOAD_ADDR`), so a guest
+/// behaves as under `qemu-system-arm -kernel`. A zImage's decompressor moves itself out of
+/// the way of the kernel it unpacks at RAM base + 0x8000 (`CONFIG_AUTO_ZRELADDR`: the
+/// 128 MiB-aligned RAM base, which the layout's RAM base is).
+pub const ARMV7_TEXT_OFFSET: u64 = 0x1_0000;
+/// Offset of the zImage magic in an ARM Linux zImage header.
+const ZIMAGE_MAGIC_OFFSET: usize = 0x24;
+/// The zImage magic (`0x016F2818`, little-endian).
+pub const ZIMAGE_MAGIC: u32 = 0x016f_2818;
+
+/// Reads what an ARMv7-A kernel file says about itself: a zImage (magic at 0x24) or a raw
+/// A32 binary, both loaded at [`ARMV7_TEXT_OFFSET`] and entered at their first byte with
+/// the ARM boot protocol's registers.
+pub fn inspect_armv7(kernel: &[u8]) -> Result<KernelInfo, LoadError> {
+    if kernel.is_empty() {
+        return Err(LoadError::EmptyKernel);
+    }
+    Ok(KernelInfo {
+        text_offset: ARMV7_TEXT_OFFSET,
+        effective_size: kernel.len() as u64,
+        is_image: is_zimage(kernel),
+    })
+}
+
+/// Whether `kernel` starts with an ARM Linux zImage header.
+pub fn is_zimage(kernel: &[u8]) -> bool {
+    kernel
+        .get(ZIMAGE_MAGIC_OFFSET..ZIMAGE_MAGIC_OFFSET + 4)
+        .is_some_and(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]) == ZIMAGE_MAGIC)
+}
+
 /// Placement of everything in the guest's RAM (guest physical addresses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GuestLayout {
@@ -123,6 +155,19 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn armv7_kernels() {
+        let mut z = vec![0u8; 0x1000];
+        assert!(!is_zimage(&z));
+        z[0x24..0x28].copy_from_slice(&ZIMAGE_MAGIC.to_le_bytes());
+        let info = inspect_armv7(&z).unwrap();
+        assert!(info.is_image && info.text_offset == ARMV7_TEXT_OFFSET);
+        let l = plan(0x4000_0000, 256 << 20, &info, Some(0x1000)).unwrap();
+        assert_eq!(l.kernel, 0x4001_0000);
+        assert_eq!(inspect_armv7(&[]), Err(LoadError::EmptyKernel));
+        assert!(!inspect_armv7(&[0; 8]).unwrap().is_image);
+    }
 
     fn image(text_offset: u64, image_size: u64) -> Vec<u8> {
         let mut k = vec![0u8; 4096];

@@ -60,6 +60,15 @@ pub const VM_FLAG_SYSTEM_OFF_ENDS_ALL: u32 = 1 << 0;
 /// reboot on hardware) instead of ending it with a failure status.
 pub const VM_FLAG_RESTART_ON_RESET: u32 = 1 << 1;
 
+/// `vm_flags` bit: the kernel is ARMv7-A (AArch32): a zImage or raw A32 binary, booted with
+/// the ARM boot protocol; it runs in hardware at AArch32 EL1 where the CPU allows it, else
+/// under the dynamic binary translator.
+pub const VM_FLAG_ARCH_ARMV7: u32 = 1 << 2;
+
+/// `vm_flags` bit (with [`VM_FLAG_ARCH_ARMV7`]): run the kernel under the dynamic binary
+/// translator even where the CPU could run it in hardware.
+pub const VM_FLAG_DBT_FORCE: u32 = 1 << 3;
+
 /// Package `flags` bit: a table of `vm_count` [`VM_EXT_LEN`]-byte extension records follows the
 /// VM descriptors.
 pub const PKG_FLAG_VM_EXT: u32 = 1 << 0;

@@ -21,7 +21,7 @@ use aarch64_cpu::registers::{
 };
 use tock_registers::interfaces::{Readable, Writeable};
 
-use super::{controls, el1, entry, fp, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
+use super::{aarch32, controls, el1, entry, fp, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
 use crate::sysreg::VPIDR_EL2;
 use crate::vcpu::VcpuContext;
 
@@ -50,9 +50,15 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
         CNTVOFF_EL2.set(c.cntvoff_el2);
         el1::restore::<VHE>(&vcpu.el1);
         VTTBR_EL2.set(c.vttbr_el2);
-        CPTR_EL2.set(controls::guest_cptr(VHE, vcpu.fp_loaded));
+        let cptr = controls::guest_cptr(VHE, vcpu.fp_loaded);
+        if c.el1_is_aarch32() {
+            aarch32::restore(&vcpu.el1);
+            aarch32::load_fpexc::<VHE>(vcpu.fp.fpexc32, cptr);
+        } else {
+            CPTR_EL2.set(cptr);
+        }
         CNTHCTL_EL2.set(controls::guest_cnthctl(VHE));
-        HCR_EL2.set(c.hcr_el2);
+        HCR_EL2.set(c.hcr());
         if self.pauth {
             el1::restore_pauth(&vcpu.pauth);
         }
@@ -78,6 +84,11 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
         el1::stop_vtimer::<VHE>();
         if self.pauth {
             el1::save_pauth(&mut vcpu.pauth);
+        }
+        if vcpu.controls.el1_is_aarch32() {
+            aarch32::save(&mut vcpu.el1);
+            let cptr = controls::guest_cptr(VHE, vcpu.fp_loaded);
+            vcpu.fp.fpexc32 = aarch32::save_fpexc::<VHE>(cptr);
         }
         if vcpu.fp_loaded {
             fp::save(&mut vcpu.fp);

@@ -95,6 +95,8 @@ pub(super) fn read<const VHE: bool>(reg: El1Reg) -> u64 {
         ($($f:ident $(($v:ident))?: $nvhe:ident, $vhe:ident;)*) => {
             match reg {
                 $($( El1Reg::$v => if VHE { $vhe.get() } else { $nvhe.get() }, )?)*
+                // The AArch32 registers (same name with and without VHE).
+                _ => super::aarch32::read(reg).unwrap_or(0),
             }
         };
     }
@@ -107,6 +109,10 @@ pub(super) fn write<const VHE: bool>(reg: El1Reg, value: u64) {
         ($($f:ident $(($v:ident))?: $nvhe:ident, $vhe:ident;)*) => {
             match reg {
                 $($( El1Reg::$v => if VHE { $vhe.set(value) } else { $nvhe.set(value) }, )?)*
+                // The AArch32 registers (same name with and without VHE).
+                _ => {
+                    super::aarch32::write(reg, value);
+                }
             }
         };
     }

@@ -21,6 +21,8 @@
 pub mod controls;
 
 #[cfg(target_arch = "aarch64")]
+mod aarch32;
+#[cfg(target_arch = "aarch64")]
 mod backend;
 #[cfg(target_arch = "aarch64")]
 mod el1;
@@ -134,6 +136,13 @@ pub enum El1Reg {
     Ttbr1,
     Mair,
     SpEl1,
+    // AArch32 EL1 vCPUs only (`HCR_EL2.RW` = 0).
+    SpsrAbt,
+    SpsrUnd,
+    SpsrIrq,
+    SpsrFiq,
+    Dacr32,
+    Ifsr32,
 }
 
 /// The world switch. A backend is a stateless strategy; all state lives in
@@ -192,6 +201,12 @@ pub fn el1_field(regs: &mut crate::vcpu::El1SysRegs, reg: El1Reg) -> &mut u64 {
         El1Reg::Ttbr1 => &mut regs.ttbr1_el1,
         El1Reg::Mair => &mut regs.mair_el1,
         El1Reg::SpEl1 => &mut regs.sp_el1,
+        El1Reg::SpsrAbt => &mut regs.spsr_abt,
+        El1Reg::SpsrUnd => &mut regs.spsr_und,
+        El1Reg::SpsrIrq => &mut regs.spsr_irq,
+        El1Reg::SpsrFiq => &mut regs.spsr_fiq,
+        El1Reg::Dacr32 => &mut regs.dacr32_el2,
+        El1Reg::Ifsr32 => &mut regs.ifsr32_el2,
     }
 }
 

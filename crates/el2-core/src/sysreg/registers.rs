@@ -54,3 +54,19 @@ sys_regs! {
     /// `ICC_SGI1R_EL1`: generates a Group 1 SGI.
     ICC_SGI1R_EL1: "icc_sgi1r_el1", fields::ICC_SGI1R_EL1::Register, W;
 }
+
+sys_regs! {
+    /// `SPSR_abt`: the saved program status of AArch32 Abort mode (AArch32 EL1 guests).
+    SPSR_ABT: "spsr_abt", (), R W;
+    /// `SPSR_und`: the saved program status of AArch32 Undefined mode.
+    SPSR_UND: "spsr_und", (), R W;
+    /// `SPSR_irq`: the saved program status of AArch32 IRQ mode.
+    SPSR_IRQ: "spsr_irq", (), R W;
+    /// `SPSR_fiq`: the saved program status of AArch32 FIQ mode.
+    SPSR_FIQ: "spsr_fiq", (), R W;
+    /// `IFSR32_EL2`: the AArch32 `IFSR` of an AArch32 EL1 guest.
+    IFSR32_EL2: "ifsr32_el2", (), R W;
+    /// `FPEXC32_EL2`: the AArch32 `FPEXC` of an AArch32 EL1 guest (trapped at EL2 by
+    /// `CPTR_EL2` like any FP access).
+    FPEXC32_EL2: "fpexc32_el2", (), R W;
+}

@@ -3,7 +3,7 @@
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
     Readable, Writeable, CNTVOFF_EL2, ID_AA64ISAR1_EL1, ID_AA64MMFR0_EL1, ID_AA64MMFR1_EL1,
-    MDCR_EL2, MIDR_EL1, VTCR_EL2,
+    ID_AA64PFR0_EL1, MDCR_EL2, MIDR_EL1, VTCR_EL2,
 };
 use el2_core::sysreg::{fields, IdReg, ID_AA64ISAR2_EL1, PMCR_EL0};
 
@@ -20,6 +20,8 @@ pub struct CpuFeatures {
     pub vhe: bool,
     /// FEAT_PAuth (`ID_AA64ISAR1_EL1.{APA,API,GPA,GPI}` or `ID_AA64ISAR2_EL1.{APA3,GPA3}`).
     pub pauth: bool,
+    /// `ID_AA64PFR0_EL1` (its `EL1` field says whether ARMv7-A guests can run in hardware).
+    pub pfr0: u64,
 }
 
 /// Reads this CPU's ID registers.
@@ -41,6 +43,7 @@ pub fn detect() -> CpuFeatures {
             | isar2.read(ISAR2::APA3)
             | isar2.read(ISAR2::GPA3)
             != 0,
+        pfr0: ID_AA64PFR0_EL1.get(),
     }
 }
 

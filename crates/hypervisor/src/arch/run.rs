@@ -225,7 +225,7 @@ fn maybe_restart(t: &Thread) {
         return;
     }
     for (i, (v, st)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
-        st.ctx.reset_to(vm.layout.kernel, vm.layout.dtb);
+        st.ctx.reset_for_boot(vm.layout.kernel, vm.layout.dtb);
         // A new vGIC comes with it (`reset_devices`): every line starts low.
         st.timer = VcpuTimer::default();
         st.debug = DebugRegs::default();

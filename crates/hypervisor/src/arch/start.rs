@@ -14,6 +14,7 @@ use super::run::{self, RunConfig};
 use super::vm::{Vm, VmParams};
 use super::{console, cpu, frames, gic, heap, mmu, percpu, power, sched, smp, timer};
 use crate::bootargs::BootArgs;
+use crate::guest_arch::{self, Decision, Execution};
 use crate::idregs::IdPolicy;
 use crate::layout;
 use crate::memmap::FreeRanges;
@@ -274,6 +275,20 @@ fn main_with_mmu(
     let specs: Vec<vmpkg::VmSpec<'static>> = pkg.vms().collect();
     let mut vms = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
+        let decision = Decision {
+            result: guest_arch::choose(spec.flags, feats.pfr0, guest_arch::DBT_AVAILABLE),
+            pfr0: feats.pfr0,
+        };
+        let exec = match decision.result {
+            Ok(exec) => exec,
+            Err(_) => {
+                crate::hv_log!("{}: cannot create VM: {decision}; skipped", spec.name);
+                continue;
+            }
+        };
+        if exec != Execution::Aarch64 {
+            crate::hv_log!("{}: {decision}", spec.name);
+        }
         let params = VmParams {
             spec,
             index,
@@ -282,6 +297,7 @@ fn main_with_mmu(
             s2cfg,
             hcr,
             midr: feats.midr,
+            aarch32: exec == Execution::Aarch32Hardware,
         };
         match Vm::create(params) {
             Ok(vm) => {

@@ -109,6 +109,8 @@ pub struct Vm {
     pub name: String,
     /// Package index of the VM.
     pub index: usize,
+    /// Its kernel is ARMv7-A, run at AArch32 EL1 (`HCR_EL2.RW` = 0).
+    pub aarch32: bool,
     /// Guest RAM IPA base.
     pub ram_ipa: u64,
     /// Host physical address of guest RAM.
@@ -161,6 +163,9 @@ pub struct VmParams<'a> {
     pub hcr: u64,
     /// Host `MIDR_EL1` (what the guest sees through `VPIDR_EL2`).
     pub midr: u64,
+    /// An ARMv7-A kernel in hardware at AArch32 EL1 (`HCR_EL2.RW` = 0; the package's
+    /// `VM_FLAG_ARCH_ARMV7`, decided by `guest_arch`).
+    pub aarch32: bool,
 }
 
 /// What `SYSTEM_RESET` does on this machine (`vm_reset=` on the command line).
@@ -262,7 +267,12 @@ impl Vm {
             return Err(VmError::Config("vCPU count must be 1..=64"));
         }
         let ram_size = spec.mem_bytes.next_multiple_of(2 << 20);
-        let kernel = loader::inspect(spec.kernel).map_err(VmError::Load)?;
+        let kernel = if p.aarch32 {
+            loader::inspect_armv7(spec.kernel)
+        } else {
+            loader::inspect(spec.kernel)
+        }
+        .map_err(VmError::Load)?;
         let layout_plan = loader::plan(
             layout::RAM_BASE,
             ram_size,
@@ -323,8 +333,10 @@ impl Vm {
                     vmpidr_el2: (1 << 31) | mpidr,
                     vpidr_el2: p.midr,
                     cntvoff_el2: counter.cntvoff,
+                    el1_aarch32: p.aarch32,
                 };
-                let mut ctx = VcpuContext::new_at(layout_plan.kernel, layout_plan.dtb, controls);
+                let mut ctx =
+                    VcpuContext::new_for_boot(layout_plan.kernel, layout_plan.dtb, controls);
                 ctx.el1.actlr_el1 = actlr;
                 Vcpu {
                     state: Mutex::new(VcpuRun {
@@ -348,6 +360,7 @@ impl Vm {
         let vm = Vm {
             name: String::from(spec.name),
             index: p.index,
+            aarch32: p.aarch32,
             ram_ipa: layout::RAM_BASE,
             ram_pa,
             ram_size,
@@ -414,6 +427,7 @@ impl Vm {
             } else {
                 Vec::new()
             },
+            armv7: self.aarch32,
             ..GuestFdtConfig::default()
         };
         let dtb = guest_fdt::build(&fdt_cfg).map_err(|_| VmError::Fdt)?;

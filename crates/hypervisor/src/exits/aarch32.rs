@@ -1,16 +1,21 @@
 //! Trapped AArch32 coprocessor accesses: `MCR`/`MRC`/`MCRR`/`MRRC` to CP15 and CP14, CP14
 //! `LDC`/`STC`, `VMRS` of an ID register (EC 0x03, 0x04, 0x05, 0x06, 0x08, 0x0C).
 //!
-//! Guests run their kernel in AArch64 (`HCR_EL2.RW` = 1), so these come only from AArch32
-//! applications at EL0 touching registers EL2 traps (`HCR_EL2.TIDCP`: IMPLEMENTATION DEFINED
-//! registers). No AArch32 system register is emulated yet: an access whose condition
-//! passes is UNDEFINED; one that failed its condition code check does nothing, as the
-//! architecture requires (a conditional instruction may trap before its condition is
-//! evaluated: `ESR_EL2.ISS.CV`/`COND`, or `PSTATE.IT` for T32).
+//! They come from AArch32 EL1 guests (`HCR_EL2.RW` = 0: an ARMv7-A kernel in hardware) and
+//! from AArch32 applications at EL0 of AArch64 guests. An access that failed its condition
+//! code check does nothing, as the architecture requires (a conditional instruction may
+//! trap before its condition is evaluated: `ESR_EL2.ISS.CV`/`COND`, or `PSTATE.IT` for T32).
+//! Otherwise:
+//! - CP14 debug registers (`opc1` = 0, trapped by `MDCR_EL2.TDA`): the vCPU's first use
+//!   makes its debug registers live (as for `op0` = 2 in AArch64) and the guest re-executes
+//!   the access untrapped;
+//! - the CP15 registers of `cp15.rs` are emulated;
+//! - anything else is UNDEFINED, with a log line naming the encoding.
 
-use el2_core::exit::{Cp32Access, Cp32Kind};
+use el2_core::exit::{Cp32Access, Cp32Kind, SysRegAccess};
 
-use super::pstate::{is_aarch32, T32};
+use super::cp15::{self, Cp15Reg};
+use super::pstate::{is_aarch32, reg_index, T32};
 use super::{ExitCtx, ExitHost, Outcome};
 use crate::stats::ExitReason;
 
@@ -22,10 +27,8 @@ const ISS_COND_SHIFT: u32 = 20;
 const COND_MASK: u32 = 0xf;
 /// `PSTATE.{N,Z,C,V}` start at bit 28.
 const NZCV_SHIFT: u32 = 28;
-/// `PSTATE.IT[1:0]` are bits [26:25].
-const IT_LOW_SHIFT: u32 = 25;
-/// `PSTATE.IT[7:2]` are bits [15:10].
-const IT_HIGH_SHIFT: u32 = 10;
+/// `op0` of the AArch64 debug register space the CP14 `opc1` = 0 registers map onto.
+const OP0_DEBUG: u8 = 2;
 
 /// An AArch32 coprocessor access.
 pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
@@ -37,6 +40,79 @@ pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
         ctx.skip();
         return Outcome::Emulated;
     }
+    if acc.coproc == 14 && acc.opc1 == 0 && acc.kind != Cp32Kind::Ldc {
+        let debug = SysRegAccess {
+            op0: OP0_DEBUG,
+            op1: acc.opc1,
+            crn: acc.crn,
+            crm: acc.crm,
+            op2: acc.opc2,
+            rt: acc.rt,
+            is_read: acc.is_read,
+        };
+        if ctx.vm.claim_debug_registers(&debug) {
+            return Outcome::Emulated;
+        }
+    }
+    match emulate(ctx, &acc) {
+        Ok(()) => {
+            ctx.skip();
+            Outcome::Emulated
+        }
+        Err(why) => refuse(ctx, &acc, why),
+    }
+}
+
+/// Emulates `acc`; `Err` says why it is refused.
+fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, acc: &Cp32Access) -> Result<(), &'static str> {
+    let reg = Cp15Reg::from_access(acc).ok_or("no such register is emulated")?;
+    let pstate = ctx.vcpu.regs.pstate;
+    let (rt, rt2) = (reg_index(pstate, acc.rt), reg_index(pstate, acc.rt2));
+    let wide = acc.kind == Cp32Kind::Mcrr;
+    let gprs = &mut ctx.vcpu.regs;
+    // The value of a write: Rt, or Rt2:Rt for MCRR.
+    let low = gprs.read(rt) & u64::from(u32::MAX);
+    let value = if wide {
+        low | (gprs.read(rt2) << u32::BITS)
+    } else {
+        low
+    };
+    let read: u64 = match reg {
+        Cp15Reg::Id(id) if acc.is_read => {
+            cp15::id_value(id, ctx.vm.hw_id_register(id), &ctx.vm.id_policy())
+        }
+        Cp15Reg::Id(_) => return Err("ID registers are read-only"),
+        Cp15Reg::Actlr if acc.is_read => ctx.vcpu.el1.actlr_el1,
+        Cp15Reg::Actlr2 if acc.is_read => 0,
+        Cp15Reg::Actlr | Cp15Reg::Actlr2 => return Ok(()), // IMPLEMENTATION DEFINED: ignored
+        Cp15Reg::PhysTimer(t) => {
+            let now = ctx.vm.now();
+            if !acc.is_read {
+                ctx.timer.write(t, value, now);
+                return Ok(());
+            }
+            ctx.timer.read(t, now)
+        }
+        Cp15Reg::Sgi(_) if acc.is_read => return Err("SGI generation registers are write-only"),
+        Cp15Reg::Sgi(which) => {
+            return match ctx.vm.write_sgi(which, value) {
+                true => Ok(()),
+                false => Err("no virtual GICv3 system-register interface"),
+            }
+        }
+    };
+    let gprs = &mut ctx.vcpu.regs;
+    gprs.write(rt, read & u64::from(u32::MAX));
+    if wide {
+        gprs.write(rt2, read >> u32::BITS);
+    }
+    Ok(())
+}
+
+/// Logs the access and makes it UNDEFINED.
+#[cold]
+#[inline(never)]
+fn refuse<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, acc: &Cp32Access, why: &str) -> Outcome {
     let op = match (acc.kind, acc.is_read) {
         (Cp32Kind::Mcr, true) => "MRC",
         (Cp32Kind::Mcr, false) => "MCR",
@@ -47,7 +123,7 @@ pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
         (Cp32Kind::Vmrs, _) => "VMRS",
     };
     ctx.undefined(format_args!(
-        "AArch32 {op} p{}, {}, c{}, c{}, {}: no AArch32 system register is emulated",
+        "AArch32 {op} p{}, {}, c{}, c{}, {}: {why}",
         acc.coproc, acc.opc1, acc.crn, acc.crm, acc.opc2
     ))
 }
@@ -62,10 +138,11 @@ pub fn condition_passed(iss: u32, pstate: u64) -> bool {
     let cond = if iss & ISS_CV != 0 {
         (iss >> ISS_COND_SHIFT) & COND_MASK
     } else {
-        let it = (((pstate >> IT_HIGH_SHIFT) & 0x3f) << 2) | ((pstate >> IT_LOW_SHIFT) & 0b11);
+        let it = el2_core::aarch32::itstate(pstate);
         if pstate & T32 == 0 || it == 0 {
             return true;
         }
+        // ITSTATE[7:4]: the condition of the current instruction.
         (it >> 4) as u32
     };
     condition_holds(cond, (pstate >> NZCV_SHIFT) as u32 & COND_MASK)
@@ -125,7 +202,7 @@ mod tests {
     #[test]
     fn t32_it_block() {
         // IT state 0x08 (EQ, first instruction of the block): IT[7:2] = 0b000010, IT[1:0] = 0.
-        let it_eq = (0b00_0010_u64 << IT_HIGH_SHIFT) | T32;
+        let it_eq = (0b00_0010_u64 << 10) | T32;
         assert!(!condition_passed(0, usr(0) | it_eq));
         assert!(condition_passed(0, usr(0b0100) | it_eq));
     }

@@ -41,10 +41,12 @@ impl fmt::Display for MmioFail {
 pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome {
     let result = match MmioAccess::from_abort(da) {
         Some(acc) => {
-            let value = ctx.vcpu.regs.read(acc.rt);
+            // ISS.SRT names an AArch32 register of the current mode in AArch32 state.
+            let rt = pstate::reg_index(ctx.vcpu.regs.pstate, acc.rt);
+            let value = ctx.vcpu.regs.read(rt);
             access(ctx, &acc, value).map(|loaded| {
                 if let Some(v) = loaded {
-                    ctx.vcpu.regs.write(acc.rt, v);
+                    ctx.vcpu.regs.write(rt, v);
                 }
             })
         }

@@ -13,7 +13,7 @@
 //! | instruction abort (EC 0x20) | `iabt.rs` |
 //! | `WFI`/`WFE`/`WFIT` (EC 0x01) | `wfx.rs` |
 //! | FP/SIMD first use (EC 0x07) | `fp.rs` |
-//! | AArch32 coprocessor accesses (EC 0x03..0x08, 0x0C) | `aarch32.rs` |
+//! | AArch32 coprocessor accesses (EC 0x03..0x08, 0x0C) | `aarch32.rs`, registers in `cp15.rs` |
 //! | classes never emulated (UNDEFINED) | `refuse.rs` |
 //! | physical IRQ/FIQ, SError | `irq.rs` |
 //!
@@ -23,6 +23,7 @@
 //! answers architecturally and never panics.
 
 mod aarch32;
+mod cp15;
 mod dabt;
 mod fp;
 mod host;
@@ -168,6 +169,21 @@ mod pstate {
     pub fn is_aarch32(pstate: u64) -> bool {
         pstate & NRW != 0
     }
+
+    /// The `X` register (0..=30, or 31: reads as zero, writes ignored) that holds general
+    /// register `n` of an instruction the guest trapped on: `Xn` in AArch64 state; in
+    /// AArch32 state `Rn` of the current mode (the banked `R8..R14` are among `X13..X30`),
+    /// 31 for `R15` or a mode a guest cannot be in.
+    pub fn reg_index(pstate: u64, n: u8) -> u8 {
+        if !is_aarch32(pstate) {
+            return n;
+        }
+        let mode = el2_core::aarch32::mode(pstate);
+        el2_core::aarch32::gpr_index(mode, n).map_or(XZR, |i| i as u8)
+    }
+
+    /// Register number 31: `XZR`.
+    const XZR: u8 = 31;
 
     /// An AArch64 guest at EL1 using `SP_EL1` (`EL1h`): its stack pointer is `SP_EL1`.
     pub fn uses_sp_el1(pstate: u64) -> bool {

@@ -63,8 +63,10 @@ pub fn smc64<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
 /// (`ISS.CCKNOWNPASS`) does nothing.
 pub fn smc32<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::Smc);
+    // Checked before the step, which advances the T32 IT state.
+    let passed = condition_passed(ctx.info.iss(), ctx.vcpu.regs.pstate);
     ctx.skip();
-    if !condition_passed(ctx.info.iss(), ctx.vcpu.regs.pstate) {
+    if !passed {
         return Outcome::Emulated;
     }
     call(ctx, Convention::Aarch32)

@@ -4,13 +4,20 @@
 
 use el2_core::exit::Exit;
 
+use super::aarch32::condition_passed;
 use super::{ExitCtx, ExitHost, Outcome};
 use crate::stats::ExitReason;
 
 /// A wait instruction.
 pub fn wfx<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     ctx.stats.count(ExitReason::Wfx);
+    // An AArch32 WFI/WFE that failed its condition check (ISS.CV/COND, or the IT state)
+    // does nothing (checked before the step, which advances the IT state).
+    let passed = condition_passed(ctx.info.iss(), ctx.vcpu.regs.pstate);
     ctx.skip();
+    if !passed {
+        return Outcome::Emulated;
+    }
     // WFIT (FEAT_WFxT): Xt holds a CNTVCT_EL0 value that bounds the wait. A timeout already
     // passed, or one the hardware did not report (ISS.RV = 0), ends the wait at once (a WFIT
     // may always complete early).

@@ -267,3 +267,24 @@ fn bad_configs_rejected() {
     };
     assert!(matches!(build(&initrd), Err(FdtError::Config(_))));
 }
+
+#[test]
+fn armv7_cpus_and_timer() {
+    let cfg = GuestFdtConfig {
+        armv7: true,
+        ..base_config()
+    };
+    let blob = build(&cfg).unwrap();
+    let fdt = Fdt::new(&blob).unwrap();
+    let cpu = fdt.find_node("/cpus/cpu@0").unwrap();
+    assert_eq!(cpu.compatible().unwrap().first(), "arm,cortex-a15");
+    assert_eq!(
+        cpu.property("enable-method").unwrap().as_str(),
+        Some("psci")
+    );
+    let timer = fdt.find_node("/timer").unwrap();
+    assert_eq!(
+        timer.compatible().unwrap().all().collect::<Vec<_>>(),
+        ["arm,armv7-timer"]
+    );
+}

@@ -2,6 +2,7 @@
 //! architectural answer for bad input), and a property test that throws random syndromes,
 //! registers and MMIO accesses at the whole table.
 
+mod aarch32;
 mod classes;
 mod mock;
 mod props;
