@@ -419,7 +419,8 @@ pub fn parse_modules_dep(text: &str) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// The `depends=` names in the `.modinfo` section of a module (ELF64 little-endian).
+/// The `depends=` names in the `.modinfo` section of a module (ELF64 or ELF32
+/// little-endian: arm64 or armhf).
 pub fn modinfo_depends(elf: &[u8]) -> std::result::Result<Vec<String>, String> {
     let modinfo = elf_section(elf, ".modinfo")?;
     Ok(modinfo
@@ -436,19 +437,26 @@ pub fn modinfo_depends(elf: &[u8]) -> std::result::Result<Vec<String>, String> {
         .collect())
 }
 
-/// The bytes of the section called `name` in an ELF64 little-endian file (a kernel module),
-/// read with the `object` crate.
+/// The bytes of the section called `name` in an ELF64 or ELF32 little-endian file (a kernel
+/// module), read with the `object` crate.
 fn elf_section<'a>(elf: &'a [u8], name: &str) -> std::result::Result<&'a [u8], String> {
-    use object::read::elf::ElfFile64;
+    use object::read::elf::{ElfFile32, ElfFile64};
     use object::{LittleEndian, Object, ObjectSection};
-    let file = ElfFile64::<LittleEndian>::parse(elf)
-        .map_err(|e| format!("not an ELF64 little-endian file: {e}"))?;
-    let section = file
-        .section_by_name(name)
-        .ok_or_else(|| format!("no {name} section"))?;
-    section
-        .data()
-        .map_err(|e| format!("truncated ELF section {name}: {e}"))
+    fn find<'a>(file: &impl Object<'a>, name: &str) -> std::result::Result<&'a [u8], String> {
+        let section = file
+            .section_by_name(name)
+            .ok_or_else(|| format!("no {name} section"))?;
+        section
+            .data()
+            .map_err(|e| format!("truncated ELF section {name}: {e}"))
+    }
+    match ElfFile64::<LittleEndian>::parse(elf) {
+        Ok(file) => find(&file, name),
+        Err(e64) => match ElfFile32::<LittleEndian>::parse(elf) {
+            Ok(file) => find(&file, name),
+            Err(_) => Err(format!("not an ELF64 or ELF32 little-endian file: {e64}")),
+        },
+    }
 }
 
 /// Where the modules of one kernel are and what each depends on.

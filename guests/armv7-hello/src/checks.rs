@@ -104,6 +104,19 @@ fn cp15() {
             options(nomem, nostack),
         )
     };
+    let mmfr0_lr: u32;
+    // SAFETY: reads ID_MMFR0 (trapped) into LR, SVC mode's banked register (X18 at EL2),
+    // as Linux's cpu_architecture() does.
+    unsafe {
+        asm!("mrc p15, 0, lr, c0, c1, 4", "mov {}, lr", out(reg) mmfr0_lr, out("lr") _,
+             options(nomem, nostack))
+    };
+    // ID_MMFR0.VMSA [3:0] >= 3: VMSAv7 (Linux's test for an ARMv7 CPU).
+    check(
+        mmfr0_lr & 0xf >= 3,
+        "ID_MMFR0 read into LR (banked register)",
+        mmfr0_lr,
+    );
     // ID_PFR0.State0 [3:0] = 1: A32 implemented.
     check(pfr0 & 0xf == 1, "ID_PFR0", pfr0);
     check(cond == 0x55, "conditional MRC executed", cond);

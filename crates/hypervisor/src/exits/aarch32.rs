@@ -15,7 +15,7 @@
 use el2_core::exit::{Cp32Access, Cp32Kind, SysRegAccess};
 
 use super::cp15::{self, Cp15Reg};
-use super::pstate::{is_aarch32, reg_index, T32};
+use super::pstate::{is_aarch32, T32};
 use super::{ExitCtx, ExitHost, Outcome};
 use crate::stats::ExitReason;
 
@@ -66,8 +66,9 @@ pub fn coprocessor<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
 /// Emulates `acc`; `Err` says why it is refused.
 fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, acc: &Cp32Access) -> Result<(), &'static str> {
     let reg = Cp15Reg::from_access(acc).ok_or("no such register is emulated")?;
-    let pstate = ctx.vcpu.regs.pstate;
-    let (rt, rt2) = (reg_index(pstate, acc.rt), reg_index(pstate, acc.rt2));
+    // ISS.Rt/Rt2 give the AArch64 view of the AArch32 registers (the current mode's banked
+    // R8..R14 are among X13..X30 already).
+    let (rt, rt2) = (acc.rt, acc.rt2);
     let wide = acc.kind == Cp32Kind::Mcrr;
     let gprs = &mut ctx.vcpu.regs;
     // The value of a write: Rt, or Rt2:Rt for MCRR.

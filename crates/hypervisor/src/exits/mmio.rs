@@ -41,8 +41,9 @@ impl fmt::Display for MmioFail {
 pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome {
     let result = match MmioAccess::from_abort(da) {
         Some(acc) => {
-            // ISS.SRT names an AArch32 register of the current mode in AArch32 state.
-            let rt = pstate::reg_index(ctx.vcpu.regs.pstate, acc.rt);
+            // ISS.SRT is the AArch64 view of the register, also for an AArch32 context (the
+            // current mode's banked R8..R14 are among X13..X30).
+            let rt = acc.rt;
             let value = ctx.vcpu.regs.read(rt);
             access(ctx, &acc, value).map(|loaded| {
                 if let Some(v) = loaded {

@@ -170,21 +170,6 @@ mod pstate {
         pstate & NRW != 0
     }
 
-    /// The `X` register (0..=30, or 31: reads as zero, writes ignored) that holds general
-    /// register `n` of an instruction the guest trapped on: `Xn` in AArch64 state; in
-    /// AArch32 state `Rn` of the current mode (the banked `R8..R14` are among `X13..X30`),
-    /// 31 for `R15` or a mode a guest cannot be in.
-    pub fn reg_index(pstate: u64, n: u8) -> u8 {
-        if !is_aarch32(pstate) {
-            return n;
-        }
-        let mode = el2_core::aarch32::mode(pstate);
-        el2_core::aarch32::gpr_index(mode, n).map_or(XZR, |i| i as u8)
-    }
-
-    /// Register number 31: `XZR`.
-    const XZR: u8 = 31;
-
     /// An AArch64 guest at EL1 using `SP_EL1` (`EL1h`): its stack pointer is `SP_EL1`.
     pub fn uses_sp_el1(pstate: u64) -> bool {
         !is_aarch32(pstate) && pstate & SPSEL != 0 && (pstate >> EL_SHIFT) & EL_MASK == 1

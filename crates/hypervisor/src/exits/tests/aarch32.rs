@@ -50,8 +50,8 @@ fn id_registers_and_actlr() {
     let mut r = rig();
     // ID_PFR1 with Virtualization [15:12] = 1 and GIC [31:28] = 1: virtualization hidden.
     r.vm.id_regs.insert((1, 1), 0x1000_1011);
-    // MRC p15, 0, r13, c0, c1, 1: r13 of SVC mode is X19.
-    let out = r.sync(esr(ec::CP15_32, mcr_iss(0, 0, 1, 1, 13, true)), 0, 0);
+    // MRC p15, 0, r13, c0, c1, 1: ISS.Rt gives the AArch64 view, X19 for SVC mode's r13.
+    let out = r.sync(esr(ec::CP15_32, mcr_iss(0, 0, 1, 1, 19, true)), 0, 0);
     assert_eq!(out, Outcome::Emulated);
     assert_eq!(r.vcpu.regs.x[19], 0x1000_0011);
     assert_eq!(r.vcpu.regs.pc, PC + 4);
@@ -181,10 +181,11 @@ fn conditional_wfi_and_thumb_it_blocks() {
 
 #[test]
 fn mmio_with_banked_transfer_registers() {
-    // STR r13 (SVC: X19) to the device, then LDR into r8 of FIQ mode (X24).
+    // STR r13 (SVC: X19; ISS.SRT gives the AArch64 view) to the device, then LDR into r8 of
+    // FIQ mode (X24).
     let mut r = rig();
     r.vcpu.regs.x[19] = 0x1234_5678;
-    let (e, far, hp) = dabt(DEV_BASE, 2, 13, false, true);
+    let (e, far, hp) = dabt(DEV_BASE, 2, 19, false, true);
     assert_eq!(r.sync(e, far, hp), Outcome::Emulated);
     let acc = MmioAccess {
         ipa: DEV_BASE,
@@ -200,7 +201,7 @@ fn mmio_with_banked_transfer_registers() {
         el2_core::mmio::MmioOutcome::Read(0x1234_5678)
     );
     r.vcpu.regs.pstate = (CPSR_SVC_MASKED & !0x1f) | MODE_FIQ;
-    let (e, far, hp) = dabt(DEV_BASE, 2, 8, false, false);
+    let (e, far, hp) = dabt(DEV_BASE, 2, 24, false, false);
     assert_eq!(r.sync(e, far, hp), Outcome::Emulated);
     assert_eq!(r.vcpu.regs.x[24], 0x1234_5678);
     assert_eq!(r.vcpu.regs.x[8], 0);
