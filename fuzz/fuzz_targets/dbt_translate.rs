@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     let thumb = input.bool();
     let privileged = input.bool();
-    let offset = u32::from(input.u16()) % RAM_SIZE & if thumb { !1 } else { !3 };
+    let offset = (u32::from(input.u16()) % RAM_SIZE) & if thumb { !1 } else { !3 };
     let mut ram = FlatRam::new(0, RAM_SIZE as usize);
     let code = input.rest();
     ram.load(0, &code[..code.len().min(RAM_SIZE as usize)]);

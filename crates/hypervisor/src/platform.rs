@@ -5,6 +5,8 @@
 
 use fdt::Fdt;
 
+mod fdt_check;
+
 /// Largest number of RAM ranges and CPUs recorded.
 pub const MAX_MEM_RANGES: usize = 16;
 /// Largest number of CPUs recorded.
@@ -128,16 +130,21 @@ fn range_of(node: &fdt::node::FdtNode<'_, '_>, index: usize) -> Option<Range> {
 
 /// Converts a GIC `interrupts` specifier (type, number, flags) into an INTID.
 fn intid(kind: u32, number: u32) -> u32 {
+    // Saturating: a device tree's number can be anything.
     if kind == 1 {
-        number + 16 // PPI
+        number.saturating_add(16) // PPI
     } else {
-        number + 32 // SPI
+        number.saturating_add(32) // SPI
     }
 }
 
 impl<'a> PlatformInfo<'a> {
     /// Parses the device tree blob `dtb` located at physical address `dtb_pa`.
     pub fn parse(dtb: &'a [u8], dtb_pa: u64) -> Result<Self, PlatformError> {
+        // The `fdt` crate panics on a malformed structure block: check it first.
+        if !fdt_check::is_walkable(dtb) {
+            return Err(PlatformError::BadDtb);
+        }
         let fdt = Fdt::new(dtb).map_err(|_| PlatformError::BadDtb)?;
         let mut info = PlatformInfo {
             mem: [Range::default(); MAX_MEM_RANGES],
@@ -179,18 +186,35 @@ impl<'a> PlatformInfo<'a> {
         if info.mem_count == 0 {
             return Err(PlatformError::NoMemory);
         }
-        for cpu in fdt.cpus() {
-            let id = cpu.ids().first();
-            if info.cpu_count < MAX_CPUS {
-                info.cpus[info.cpu_count] = id as u64;
+        // Not `fdt.cpus()`/`cpu.ids()`: they panic without `/cpus`, without a `reg` or with
+        // more than two address cells.
+        let cpus = fdt.find_node("/cpus");
+        let address_cells = cpus.map_or(0, |c| c.cell_sizes().address_cells);
+        for cpu in cpus.iter().flat_map(|c| c.children()) {
+            if cpu.name.split('@').next() != Some("cpu") {
+                continue;
+            }
+            let id = cpu.property("reg").and_then(|r| match address_cells {
+                1 => r
+                    .value
+                    .get(..4)
+                    .map(|v| u64::from(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))),
+                2 => r
+                    .value
+                    .get(..8)
+                    .and_then(|v| v.try_into().ok())
+                    .map(u64::from_be_bytes),
+                _ => None,
+            });
+            if let (Some(id), true) = (id, info.cpu_count < MAX_CPUS) {
+                info.cpus[info.cpu_count] = id;
                 info.cpu_count += 1;
             }
         }
         info.is_qemu_virt = fdt
-            .root()
-            .compatible()
-            .all()
-            .any(|c| c == "linux,dummy-virt");
+            .find_node("/")
+            .and_then(|root| root.compatible())
+            .is_some_and(|c| c.all().any(|c| c == "linux,dummy-virt"));
         let chosen = fdt.find_node("/chosen");
         if let Some(chosen) = chosen {
             info.bootargs = chosen
@@ -505,5 +529,60 @@ mod tests {
         let good = qemu_like(true);
         // SAFETY: as above.
         assert_eq!(unsafe { fdt_total_size(good.as_ptr()) }, Some(good.len()));
+    }
+
+    /// Found by `cargo xtask fuzz host_dtb`: QEMU virt's tree with one bit flipped in the
+    /// structure block made the `fdt` crate assert ("bad node") inside `fdt.cpus()`.
+    #[test]
+    fn fuzz_bad_node_is_an_error() {
+        let dtb = include_bytes!("platform/fuzz-crash-bad-node.dtb");
+        assert_eq!(
+            PlatformInfo::parse(dtb, 0).unwrap_err(),
+            PlatformError::BadDtb
+        );
+    }
+
+    /// Device trees the `fdt` crate's helpers panic on, but that are well formed: no
+    /// `/cpus`, a CPU without `reg`, a root without `compatible`, three address cells.
+    #[test]
+    fn odd_but_well_formed_trees_do_not_panic() {
+        let mut w = FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        w.property_u32("#address-cells", 2).unwrap();
+        w.property_u32("#size-cells", 2).unwrap();
+        let mem = w.begin_node("memory@40000000").unwrap();
+        w.property_array_u64("reg", &[0x4000_0000, 0x1000_0000])
+            .unwrap();
+        w.end_node(mem).unwrap();
+        let gic = w.begin_node("intc@8000000").unwrap();
+        w.property_string("compatible", "arm,gic-v3").unwrap();
+        w.property_array_u32("interrupts", &[0, u32::MAX, 4])
+            .unwrap();
+        w.end_node(gic).unwrap();
+        w.end_node(root).unwrap();
+        let no_cpus = w.finish().unwrap();
+        let info = PlatformInfo::parse(&no_cpus, 0).unwrap();
+        assert!(info.cpu_mpidrs().is_empty());
+
+        let mut w = FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        w.property_u32("#address-cells", 1).unwrap();
+        w.property_u32("#size-cells", 1).unwrap();
+        let mem = w.begin_node("memory@0").unwrap();
+        w.property_array_u32("reg", &[0x4000_0000, 0x1000_0000])
+            .unwrap();
+        w.end_node(mem).unwrap();
+        let cpus = w.begin_node("cpus").unwrap();
+        w.property_u32("#address-cells", 3).unwrap();
+        let c = w.begin_node("cpu@0").unwrap();
+        w.property_array_u32("reg", &[0, 0, 1]).unwrap();
+        w.end_node(c).unwrap();
+        let c = w.begin_node("cpu@1").unwrap();
+        w.end_node(c).unwrap();
+        w.end_node(cpus).unwrap();
+        w.end_node(root).unwrap();
+        let odd_cpus = w.finish().unwrap();
+        let info = PlatformInfo::parse(&odd_cpus, 0).unwrap();
+        assert!(info.cpu_mpidrs().is_empty());
     }
 }
