@@ -147,6 +147,45 @@ fn injected() {
     check(dfsr == DFSR_EXTERNAL, "DFSR", dfsr);
     check(dfar == UNBACKED, "DFAR", dfar);
     ok("injected UNDEFINED and data abort");
+    no_syndrome();
+}
+
+/// MMIO without a valid syndrome (`ESR_EL2.ISV` = 0), decoded by the hypervisor: an A32
+/// post-indexed LDR of `GICD_CTLR` and a T32 `LDM r0!, {r1}` of `GICD_TYPER`.
+fn no_syndrome() {
+    let (base_after, typer, end): (u32, u32, u32);
+    // SAFETY: reads two distributor registers; switches to T32 and back.
+    unsafe {
+        asm!(
+            "mov r0, #0x08000000",
+            "ldr r1, [r0], #4",
+            "mov r4, r0",
+            "adr r5, 2f + 1",
+            "bx r5",
+            ".thumb",
+            "2:",
+            "ldm r0!, {{r1}}",
+            "adr r5, 3f",
+            "bx r5",
+            ".arm",
+            ".balign 4",
+            "3:",
+            out("r0") end,
+            out("r1") typer,
+            out("r4") base_after,
+            out("r5") _,
+            options(nostack),
+        )
+    };
+    check(
+        base_after == 0x0800_0004,
+        "A32 LDR post-index writeback",
+        base_after,
+    );
+    check(end == 0x0800_0008, "T32 LDM writeback", end);
+    // GICD_TYPER.ITLinesNumber [4:0]: at least one group of SPIs.
+    check(typer & 0x1f != 0, "GICD_TYPER through LDM", typer);
+    ok("MMIO without syndrome (A32 LDR post-index, T32 LDM)");
 }
 
 /// Enables VFP (CPACR cp10/cp11, FPEXC.EN) and leaves 1.5 + 1.5 in d1; returns its bits.

@@ -1,10 +1,12 @@
 //! Emulated MMIO: a data abort outside guest RAM becomes one access (valid syndrome,
 //! `ESR_EL2.ISV` = 1) or several (`ISV` = 0: the instruction is fetched through the guest's
-//! stage 1 and decoded, e.g. `LDP`/`STP` or a writeback form) on the VM's MMIO bus, which
-//! finds the device. Nothing here knows a device or an address.
+//! stage 1 and decoded, e.g. `LDP`/`STP` or a writeback form; AArch32 contexts in
+//! `mmio_a32.rs`) on the VM's MMIO bus, which finds the device. Nothing here knows a device
+//! or an address.
 
 use core::fmt;
 use el2_core::exit::DataAbort;
+use el2_core::inject;
 use el2_core::mmio::{MmioAccess, MmioError, MmioOutcome};
 use el2_core::mmio_decode::{self, GuestRegisters};
 use el2_core::s1walk::{self, GuestPhysRead};
@@ -39,6 +41,8 @@ impl fmt::Display for MmioFail {
 /// Emulates the access of data abort `da` on the bus and steps over the instruction, or
 /// injects an external abort.
 pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome {
+    // The instruction's length when the syndrome does not give it (AArch32, ISV = 0).
+    let mut length = None;
     let result = match MmioAccess::from_abort(da) {
         Some(acc) => {
             // ISS.SRT is the AArch64 view of the register, also for an AArch32 context (the
@@ -51,6 +55,9 @@ pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome
                 }
             })
         }
+        None if !da.s1ptw && !da.cm && pstate::is_aarch32(ctx.vcpu.regs.pstate) => {
+            super::mmio_a32::undecoded(ctx, da).map(|len| length = Some(len))
+        }
         None if !da.s1ptw && !da.cm => undecoded(ctx, da),
         None => Err(MmioFail::Refused(
             "a stage-1 table walk or cache maintenance on an emulated region",
@@ -59,7 +66,13 @@ pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome
     match result {
         Ok(()) => {
             ctx.stats.count(ExitReason::Mmio);
-            ctx.skip();
+            match length {
+                Some(len) => {
+                    let il = if len == 4 { inject::ESR_IL } else { 0 };
+                    inject::skip_instruction(ctx.vcpu, il);
+                }
+                None => ctx.skip(),
+            }
             Outcome::Emulated
         }
         Err(why) => {
@@ -70,7 +83,7 @@ pub fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Outcome
 }
 
 /// One access on the bus: the value a load puts in its register (already extended).
-fn access<H: ExitHost>(
+pub(super) fn access<H: ExitHost>(
     ctx: &mut ExitCtx<'_, H>,
     acc: &MmioAccess,
     reg_value: u64,
@@ -111,9 +124,6 @@ impl GuestRegisters for RegsView<'_> {
 /// stage 1, decodes it, and performs its accesses one by one.
 fn undecoded<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, da: &DataAbort) -> Result<(), MmioFail> {
     let (sw, pstate) = (ctx.sw, ctx.vcpu.regs.pstate);
-    if pstate::is_aarch32(pstate) {
-        return Err(MmioFail::Refused("AArch32 instruction without syndrome"));
-    }
     let s1 = s1walk::Stage1Regs {
         sctlr: sw.el1_read(ctx.vcpu, El1Reg::Sctlr),
         tcr: sw.el1_read(ctx.vcpu, El1Reg::Tcr),

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `HVC`/`SMC` (AArch64 and AArch32): SMCCC, PSCI, vendor calls | `smccc.rs` |
 //! | `MSR`/`MRS`/`SYS` (EC 0x18) | `sysreg.rs` |
-//! | data abort (EC 0x24): dirty log, MMIO | `dabt.rs`, `mmio.rs` |
+//! | data abort (EC 0x24): dirty log, MMIO | `dabt.rs`, `mmio.rs` (AArch32 without syndrome: `mmio_a32.rs`) |
 //! | instruction abort (EC 0x20) | `iabt.rs` |
 //! | `WFI`/`WFE`/`WFIT` (EC 0x01) | `wfx.rs` |
 //! | FP/SIMD first use (EC 0x07) | `fp.rs` |
@@ -30,6 +30,7 @@ mod host;
 mod iabt;
 mod irq;
 mod mmio;
+mod mmio_a32;
 mod refuse;
 mod smccc;
 mod sysreg;

@@ -220,3 +220,67 @@ fn unbacked_mmio_is_a_data_abort_in_abort_mode() {
     assert_eq!(r.vcpu.el1.esr_el1, 0x808);
     assert_eq!(r.vcpu.el1.far_el1 & 0xffff_ffff, 0x0f00_0000);
 }
+
+/// Puts the 32-bit word `w` at guest address `at` (the mock RAM holds 64-bit words).
+fn poke32(r: &mut Rig, at: u64, w: u32) {
+    let word = r.vm.ram.entry(at & !7).or_insert(0);
+    let shift = (at & 7) * 8;
+    *word = (*word & !(0xffff_ffff << shift)) | (u64::from(w) << shift);
+}
+
+/// A data abort on `ipa` without a valid syndrome (ISV = 0), translation fault level 3.
+fn dabt_no_isv(ipa: u64, write: bool) -> (u64, u64, u64) {
+    let iss = (u32::from(write) << 6) | super::DFSC_TRANSLATION_L3;
+    (esr(ec::DABT_LOW, iss), ipa, super::hpfar(ipa))
+}
+
+#[test]
+fn isv0_a32_writeback_ldrd_and_refusal() {
+    // STR r1, [r0], #4 (post-indexed: no syndrome), MMU off: stores r1, r0 += 4.
+    let mut r = rig();
+    poke32(&mut r, PC, 0xe480_1004);
+    r.vcpu.regs.x[0] = DEV_BASE;
+    r.vcpu.regs.x[1] = 0xcafe_f00d;
+    let (e, far, hp) = dabt_no_isv(DEV_BASE, true);
+    assert_eq!(r.sync(e, far, hp), Outcome::Emulated, "{:?}", r.vm.warnings);
+    assert_eq!(r.vcpu.regs.x[0], DEV_BASE + 4);
+    assert_eq!(r.vcpu.regs.pc, PC + 4);
+    // LDRD r2, r3, [r0, #-4]: two words back.
+    let mut r2 = rig();
+    r2.vm.bus = std::mem::take(&mut r.vm.bus);
+    poke32(&mut r2, PC, 0xe140_20d4);
+    r2.vcpu.regs.x[0] = DEV_BASE + 4;
+    let (e, far, hp) = dabt_no_isv(DEV_BASE, false);
+    assert_eq!(
+        r2.sync(e, far, hp),
+        Outcome::Emulated,
+        "{:?}",
+        r2.vm.warnings
+    );
+    assert_eq!(r2.vcpu.regs.x[2], 0xcafe_f00d);
+    // LDR pc, [r0]: refused with an external abort.
+    let mut r3 = rig();
+    poke32(&mut r3, PC, 0xe590_f000);
+    r3.vcpu.regs.x[0] = DEV_BASE;
+    let (e, far, hp) = dabt_no_isv(DEV_BASE, false);
+    assert_eq!(r3.sync(e, far, hp), Outcome::Injected);
+    assert!(
+        r3.vm.warnings[0].contains("not an emulatable load/store"),
+        "{:?}",
+        r3.vm.warnings
+    );
+    assert_eq!(r3.vcpu.regs.pstate & 0x1f, MODE_ABT);
+}
+
+#[test]
+fn isv0_t32_ldm_one_register() {
+    // T16 LDM r0!, {r1} (0xc802), then a NOP: the PC moves by 2, r0 += 4.
+    let mut r = rig();
+    r.vcpu.regs.pstate |= CPSR_T;
+    poke32(&mut r, PC, 0xbf00_c802);
+    r.vcpu.regs.x[0] = DEV_BASE;
+    let (e, far, hp) = dabt_no_isv(DEV_BASE, false);
+    assert_eq!(r.sync(e, far, hp), Outcome::Emulated, "{:?}", r.vm.warnings);
+    assert_eq!(r.vcpu.regs.x[0], DEV_BASE + 4);
+    assert_eq!(r.vcpu.regs.pc, PC + 2);
+}
