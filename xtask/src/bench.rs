@@ -426,6 +426,10 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
         failed += boots.iter().filter(|(_, t)| t.is_none()).count();
         println!("{}", crate::bench_linux::table(&boots));
         json_text = crate::bench_linux::add_to_json(&json_text, &boots);
+        let armv7 = crate::bench_linux::armv7::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;
+        failed += armv7.iter().filter(|(_, t)| t.is_none()).count();
+        println!("{}", crate::bench_linux::armv7::table(&armv7));
+        json_text = crate::bench_linux::armv7::add_to_json(&json_text, &armv7);
     }
     let json = out_dir.join("results.json");
     fs::write(&json, json_text).io(|| format!("writing {}", json.display()))?;

@@ -4,6 +4,8 @@
 //! guest's counter started, i.e. instructions executed by all CPUs (guest and EL2) plus idle
 //! time QEMU skipped (`sleep=off`), identical from run to run.
 
+pub mod armv7;
+
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
