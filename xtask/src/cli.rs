@@ -87,9 +87,10 @@ pub struct BenchArgs {
 /// What goes into the VM package: one VM from options, or a configuration file.
 #[derive(Debug, Clone, Default, Args)]
 pub struct VmArgs {
-    /// Guest: a crate under guests/ (hello, hostile, ...), `linux` (Debian's arm64 kernel with
-    /// a busybox initramfs, fetched once into target/linux/), or a path to a raw binary or
-    /// arm64 Image [default: hello].
+    /// Guest: a crate under guests/ (hello, hostile, ..., armv7-hello), `linux` (Debian's
+    /// arm64 kernel with a busybox initramfs, fetched once into target/linux/), `linux-armv7`
+    /// (Debian's armhf LPAE kernel, into target/linux-armv7/), or a path to a raw binary,
+    /// arm64 Image or ARM zImage [default: hello].
     #[arg(long, value_name = "NAME|PATH")]
     pub guest: Option<String>,
     /// Guest RAM, e.g. 128M, 1G or a number of bytes [default: 128M; 256M for linux].
@@ -115,13 +116,22 @@ pub struct VmArgs {
     /// (/dev/vda), instead of a zeroed 4 MiB RAM disk or a slice of --disk; at most 64M.
     #[arg(long, value_name = "FILE")]
     pub disk_image: Option<PathBuf>,
+    /// The kernel's instruction set: `armv7` runs an ARMv7-A kernel (a raw A32 binary; the
+    /// armv7-* crates, linux-armv7 and zImage files are ARMv7-A anyway) at AArch32 EL1 in
+    /// hardware where the CPU allows it [default: from the guest].
+    #[arg(long, value_name = "ARCH", value_parser = ["aarch64", "armv7"])]
+    pub arch: Option<String>,
+    /// With an ARMv7-A kernel: `force` asks for the binary translator even where the CPU
+    /// could run it in hardware (this build refuses such a VM, with the reason).
+    #[arg(long, value_name = "auto|force", value_parser = ["auto", "force"])]
+    pub dbt: Option<String>,
     /// VM configuration file (TOML: [machine] defaults and [[vm]] tables; see configs/).
     /// Replaces --guest, --mem, --vcpus, --append, --kernel, --initrd and --disk-image (a
     /// [[vm]]'s `disk` key).
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["guest", "mem", "vcpus", "append", "kernel", "initrd", "disk_image"]
+        conflicts_with_all = ["guest", "mem", "vcpus", "append", "kernel", "initrd", "disk_image", "arch", "dbt"]
     )]
     pub config: Option<PathBuf>,
 }

@@ -386,7 +386,8 @@ pub fn check_sources(vms: &[VmPlan], crates: &[String], origin: &str) -> Result<
     Ok(())
 }
 
-/// The architecture of a VM from its guest and the `arch`/`dbt` keys of its table.
+/// The architecture of a VM from its guest and the `arch`/`dbt` keys of its table (or the
+/// `--arch`/`--dbt` options).
 fn parse_arch(
     guest: &GuestSource,
     arch: Option<&str>,
@@ -457,8 +458,10 @@ pub fn plans_from_args(
     }
     let mem = vm.mem.unwrap_or_else(|| default_mem(&guest));
     validate_mem(mem, "--mem").map_err(crate::error::Error::Usage)?;
+    let arch = parse_arch(&guest, vm.arch.as_deref(), vm.dbt.as_deref())
+        .map_err(|e| crate::usage!("--arch/--dbt: {e}"))?;
     let plan = VmPlan {
-        arch: VmArch::of(&guest),
+        arch,
         name: guest.vm_name(),
         cmdline: vm.append.clone().unwrap_or_else(|| default_cmdline(&guest)),
         guest,
@@ -914,5 +917,36 @@ mod tests {
             }
         }
         assert!(n >= 2, "expected example configs in {}", dir.display());
+    }
+
+    #[test]
+    fn arch_and_dbt_keys() {
+        let base = Path::new("/nonexistent");
+        let one = |extra: &str| {
+            parse_config(
+                &format!("[[vm]]\nname = \"a\"\nkernel = \"k\"\n{extra}"),
+                base,
+            )
+            .map(|c| c.vms[0].arch)
+        };
+        assert_eq!(one(""), Ok(VmArch::Aarch64));
+        assert_eq!(
+            one("arch = \"armv7\""),
+            Ok(VmArch::Armv7 { dbt_force: false })
+        );
+        assert_eq!(
+            one("arch = \"armv7\"\ndbt = \"force\""),
+            Ok(VmArch::Armv7 { dbt_force: true })
+        );
+        assert!(one("dbt = \"force\"").unwrap_err().contains("needs arch"));
+        assert!(one("arch = \"x86\"").unwrap_err().contains("must be"));
+        let linux = parse_config("[[vm]]\nname = \"b\"\nguest = \"linux-armv7\"\n", base).unwrap();
+        assert_eq!(linux.vms[0].arch, VmArch::Armv7 { dbt_force: false });
+        assert_eq!(linux.vms[0].guest, GuestSource::LinuxArmv7);
+        assert_eq!(linux.vms[0].mem, linux::DEFAULT_MEM);
+        assert_eq!(
+            VmArch::Armv7 { dbt_force: true }.vm_flags(),
+            vmpkg::VM_FLAG_ARCH_ARMV7 | vmpkg::VM_FLAG_DBT_FORCE
+        );
     }
 }
