@@ -293,7 +293,7 @@ fn download_debs(debs: &Path) -> Result<()> {
             &["dpkg", "--add-architecture", "arm64"],
             "enabling arm64 packages",
         )?;
-        run_as_root(&["apt-get", "update"], "reading the arm64 package lists")?;
+        setup::apt_update("reading the arm64 package lists");
         updated = true;
     }
     let depends = format!("{KERNEL_METAPACKAGE}:arm64");
@@ -301,7 +301,7 @@ fn download_debs(debs: &Path) -> Result<()> {
         .ok()
         .and_then(|o| kernel_package_from_depends(&o));
     if kernel.is_none() && !updated {
-        run_as_root(&["apt-get", "update"], "reading the arm64 package lists")?;
+        setup::apt_update("reading the arm64 package lists");
         kernel = output("apt-cache", &["depends", &depends], None)
             .ok()
             .and_then(|o| kernel_package_from_depends(&o));

@@ -339,6 +339,19 @@ pub fn run_as_root(args: &[&str], what: &str) -> Result<()> {
     }
 }
 
+/// Runs `apt-get update` as root. A failure is reported, not returned: apt fails the whole
+/// update when one index is momentarily inconsistent on a mirror ("File has unexpected
+/// size ... Mirror sync in progress?") although every other list was refreshed, so the step
+/// that needs the lists (install, download) runs anyway and decides.
+pub fn apt_update(what: &str) {
+    if let Err(e) = run_as_root(&["apt-get", "update"], what) {
+        eprintln!(
+            "xtask: warning: {e}; going on with the package lists as they are (the next \
+             apt step fails clearly if they do not have what it needs)"
+        );
+    }
+}
+
 /// The `apt-get install` arguments for `packages`.
 pub fn apt_install_args(packages: &[DebPackage]) -> Vec<&'static str> {
     let mut args = vec!["apt-get", "install", "-y", "--no-install-recommends"];
@@ -384,7 +397,7 @@ pub fn ensure_packages(packages: &[DebPackage]) -> Result<()> {
                     install.join(" ")
                 )
             };
-            run_as_root(&["apt-get", "update"], "reading the package lists").map_err(hint)?;
+            apt_update("reading the package lists");
             run_as_root(&install, "installing QEMU").map_err(hint)?;
             let still: Vec<&str> = missing
                 .iter()

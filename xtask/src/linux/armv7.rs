@@ -200,7 +200,7 @@ fn download_debs(debs: &Path) -> Result<()> {
             &["dpkg", "--add-architecture", DEBIAN_ARCH],
             "enabling armhf packages",
         )?;
-        run_as_root(&["apt-get", "update"], "reading the armhf package lists")?;
+        setup::apt_update("reading the armhf package lists");
         updated = true;
     }
     let depends = format!("{KERNEL_METAPACKAGE}:{DEBIAN_ARCH}");
@@ -211,7 +211,7 @@ fn download_debs(debs: &Path) -> Result<()> {
     };
     let mut kernel = lookup();
     if kernel.is_none() && !updated {
-        run_as_root(&["apt-get", "update"], "reading the armhf package lists")?;
+        setup::apt_update("reading the armhf package lists");
         kernel = lookup();
     }
     let Some(kernel) = kernel else {
