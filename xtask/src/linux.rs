@@ -139,6 +139,49 @@ fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     let image = dir.join("Image");
     write_if_changed(&image, &image_bytes)?;
 
+    pack_initramfs(
+        &dir,
+        "Linux",
+        Unpacked {
+            image,
+            release,
+            kernel_tree,
+            busybox_tree,
+            kernel_deb,
+            busybox_deb,
+        },
+    )
+}
+
+/// A Linux guest's packages, unpacked, with its kernel image written into the cache.
+pub(crate) struct Unpacked {
+    /// The kernel image in the cache directory.
+    pub image: PathBuf,
+    /// Kernel release (`6.1.0-56-arm64`), the name of its `lib/modules` directory.
+    pub release: String,
+    /// Where the kernel package was unpacked.
+    pub kernel_tree: PathBuf,
+    /// Where the busybox package was unpacked.
+    pub busybox_tree: PathBuf,
+    /// The kernel package.
+    pub kernel_deb: PathBuf,
+    /// The busybox package.
+    pub busybox_deb: PathBuf,
+}
+
+/// The part of building a Linux guest's assets that does not depend on the architecture:
+/// reads busybox from `busybox_tree`, picks the wanted modules (and what they need) from
+/// `kernel_tree`'s `lib/modules/<release>`, and writes `dir/initramfs.cpio.gz` (saying so,
+/// with `label` naming the guest).
+pub(crate) fn pack_initramfs(dir: &Path, label: &str, u: Unpacked) -> Result<LinuxAssets> {
+    let Unpacked {
+        image,
+        release,
+        kernel_tree,
+        busybox_tree,
+        kernel_deb,
+        busybox_deb,
+    } = u;
     let busybox_path = busybox_tree.join("bin/busybox");
     let busybox = fs::read(&busybox_path).io(|| {
         format!(
@@ -168,7 +211,7 @@ fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     );
     let initramfs = dir.join("initramfs.cpio.gz");
     eprintln!(
-        "xtask: packing the Linux initramfs: busybox + {} kernel modules, {:.1} MiB -> {}",
+        "xtask: packing the {label} initramfs: busybox + {} kernel modules, {:.1} MiB -> {}",
         module_files.len(),
         cpio.len() as f64 / f64::from(1 << 20),
         initramfs.display()

@@ -16,10 +16,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{
-    gzip, initramfs_cpio, output, unpack, write_if_changed, LinuxAssets, ModuleIndex,
-    WANTED_MODULES,
-};
+use super::{output, unpack, write_if_changed, LinuxAssets};
 use crate::build::{is_zimage, Workspace};
 use crate::error::{IoContext, Result};
 use crate::{fail, setup};
@@ -74,43 +71,18 @@ fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     }
     let image = dir.join("zImage");
     write_if_changed(&image, &zimage_bytes)?;
-    let busybox_path = busybox_tree.join("bin/busybox");
-    let busybox = fs::read(&busybox_path).io(|| format!("reading {}", busybox_path.display()))?;
-    let modules_dir = kernel_tree.join("lib/modules").join(&release);
-    let index = ModuleIndex::scan(&modules_dir)?;
-    let order = index
-        .load_order(WANTED_MODULES)
-        .map_err(|e| fail!("kernel modules in {}: {e}", modules_dir.display()))?;
-    let mut module_files = Vec::new();
-    for rel in &order {
-        let p = modules_dir.join(rel);
-        module_files.push((
-            rel.clone(),
-            fs::read(&p).io(|| format!("reading {}", p.display()))?,
-        ));
-    }
-    let cpio = initramfs_cpio(
-        &release,
-        &busybox,
-        &module_files,
-        &index.modules_dep(&order),
-    );
-    let initramfs = dir.join("initramfs.cpio.gz");
-    eprintln!(
-        "xtask: packing the armhf Linux initramfs: busybox + {} kernel modules, {:.1} MiB -> {}",
-        module_files.len(),
-        cpio.len() as f64 / f64::from(1 << 20),
-        initramfs.display()
-    );
-    write_if_changed(&initramfs, &gzip(&cpio)?)?;
-    Ok(LinuxAssets {
-        image,
-        initramfs,
-        release,
-        kernel_deb,
-        busybox_deb,
-        modules: order,
-    })
+    super::pack_initramfs(
+        &dir,
+        "armhf Linux",
+        super::Unpacked {
+            image,
+            release,
+            kernel_tree,
+            busybox_tree,
+            kernel_deb,
+            busybox_deb,
+        },
+    )
 }
 
 /// `linux-image-6.1.0-50-armmp-lpae_6.1.176-1_armhf.deb`
