@@ -212,6 +212,8 @@ pub fn cell_args(
             initrd: package.to_path_buf(),
             disk: None,
             net: crate::cli::Net::None,
+            boot: Default::default(),
+            platform: None,
         }
         .args(),
         None => {

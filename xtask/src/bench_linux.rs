@@ -101,6 +101,8 @@ pub fn run(
                 initrd: package.clone(),
                 disk: None,
                 net: crate::cli::Net::None,
+                boot: Default::default(),
+                platform: None,
             }
             .args(),
         };

@@ -185,6 +185,18 @@ pub struct QemuArgs {
     /// which boots to an interactive shell].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
+    /// Boot the hypervisor as an EFI application under edk2 (`-bios QEMU_EFI.fd`) from a FAT
+    /// drive (target/images/esp) instead of QEMU's -kernel.
+    #[arg(long)]
+    pub uefi: bool,
+    /// With --uefi: the firmware describes the machine with ACPI tables only (QEMU
+    /// `acpi=on`); without it, with the device tree only.
+    #[arg(long, requires = "uefi")]
+    pub acpi: bool,
+    /// A server profile (implies --uefi --acpi): seattle (Cortex-A57 with Seattle's MIDR,
+    /// GICv2, 8 CPUs) or thunderx (a64fx with ThunderX's MIDR, GICv3 + ITS, non-VHE, 8 CPUs).
+    #[arg(long, value_enum)]
+    pub platform: Option<crate::platform::Platform>,
 }
 
 /// Options of `cargo xtask test`.

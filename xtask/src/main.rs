@@ -96,7 +96,7 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         cli::resolve_machine(args, &plan.machine, plan.vm_mem_total()).map_err(Error::Usage)?;
     let qemu_path = qemu::ensure_qemu()?;
     let built = build::build_all(ws, &plan.vms, &[])?;
-    let cfg = QemuConfig {
+    let mut cfg = QemuConfig {
         cpu: machine.cpu,
         gic: machine.gic,
         smp: machine.smp,
@@ -107,7 +107,25 @@ fn qemu_cmd(ws: &Workspace, args: &QemuArgs) -> Result<i32> {
         initrd: built.package,
         disk: args.disk.clone(),
         net: machine.net,
+        boot: qemu::Boot::Kernel,
+        platform: args.platform,
     };
+    if let Some(p) = args.platform {
+        cfg.gic = p.gic();
+        cfg.smp = p.smp();
+        if args.backend == cli::Backend::Auto {
+            cfg.backend = p.backend();
+        }
+    }
+    if args.uefi || args.platform.is_some() {
+        setup::ensure_packages(&[setup::QEMU_EFI])?;
+        let esp = ws.images_dir().join("esp");
+        xtask::uefi::write_esp(&esp, &cfg.kernel, &cfg.initrd, &cfg.hypervisor_cmdline())?;
+        cfg.boot = qemu::Boot::Uefi {
+            esp,
+            acpi: args.acpi || args.platform.is_some(),
+        };
+    }
     let interactive_linux = config::needs_linux(&plan.vms);
     let timeout = match (args.timeout, args.gdb || interactive_linux) {
         (Some(t), _) => Some(t),

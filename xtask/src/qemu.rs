@@ -14,6 +14,7 @@ use wait_timeout::ChildExt;
 use crate::cli::{Backend, Cpu, Gic, Net};
 use crate::error::{IoContext, Result};
 use crate::fail;
+use crate::platform::Platform;
 use crate::setup;
 
 /// The QEMU binary we run.
@@ -48,17 +49,50 @@ pub struct QemuConfig {
     /// The network card: none, or a virtio-net on QEMU's user-mode network, which the
     /// hypervisor drives as the uplink of its virtual switch.
     pub net: Net,
+    /// How the machine starts the hypervisor.
+    pub boot: Boot,
+    /// A server profile: its CPU model and MIDR replace `cpu`'s on QEMU's command line.
+    pub platform: Option<Platform>,
+}
+
+/// How QEMU starts the hypervisor.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Boot {
+    /// `-kernel` (the arm64 Image protocol: device tree in x0), `-initrd` the VM package,
+    /// `-append` the command line.
+    #[default]
+    Kernel,
+    /// edk2 (`-bios QEMU_EFI.fd`) boots `EFI/BOOT/BOOTAA64.EFI` from a FAT drive made of
+    /// `esp` (see `crate::uefi::write_esp`); the package and command line are files there.
+    Uefi {
+        /// The directory QEMU presents as a FAT drive.
+        esp: PathBuf,
+        /// Firmware tables: ACPI only (`-M virt,acpi=on`) or the device tree only.
+        acpi: bool,
+    },
 }
 
 impl QemuConfig {
     /// QEMU's arguments, without the program name.
     pub fn args(&self) -> Vec<OsString> {
         let mib = self.host_mem.div_ceil(1 << 20);
+        let acpi = match &self.boot {
+            Boot::Kernel => "",
+            Boot::Uefi { acpi: true, .. } => ",acpi=on",
+            Boot::Uefi { acpi: false, .. } => ",acpi=off",
+        };
+        let cpu = match self.platform {
+            Some(p) => p.qemu_cpu(),
+            None => self.cpu.qemu_arg().to_string(),
+        };
         let mut args: Vec<OsString> = [
             "-M".to_string(),
-            format!("virt,virtualization=on,gic-version={}", self.gic.number()),
+            format!(
+                "virt,virtualization=on,gic-version={}{acpi}",
+                self.gic.number()
+            ),
             "-cpu".into(),
-            self.cpu.qemu_arg().into(),
+            cpu,
             "-smp".into(),
             self.smp.to_string(),
             "-m".into(),
@@ -96,12 +130,30 @@ impl QemuConfig {
             args.push("-device".into());
             args.push("virtio-blk-device,drive=hd0".into());
         }
-        args.push("-kernel".into());
-        args.push(self.kernel.clone().into());
-        args.push("-initrd".into());
-        args.push(self.initrd.clone().into());
-        args.push("-append".into());
-        args.push(self.hypervisor_cmdline().into());
+        match &self.boot {
+            Boot::Kernel => {
+                args.push("-kernel".into());
+                args.push(self.kernel.clone().into());
+                args.push("-initrd".into());
+                args.push(self.initrd.clone().into());
+                args.push("-append".into());
+                args.push(self.hypervisor_cmdline().into());
+            }
+            Boot::Uefi { esp, .. } => {
+                // vvfat presents the directory as a FAT drive (read-only: nothing needs to
+                // write to it); it is the firmware's removable-media boot path.
+                let mut d = OsString::from("if=virtio,format=raw,readonly=on,file=fat:");
+                d.push(esp);
+                args.extend([
+                    "-bios".into(),
+                    crate::setup::QEMU_EFI_FD.into(),
+                    "-drive".into(),
+                    d,
+                    "-boot".into(),
+                    "menu=on,splash-time=0".into(),
+                ]);
+            }
+        }
         if self.gdb {
             args.push("-s".into());
             args.push("-S".into());
@@ -455,6 +507,8 @@ mod tests {
             initrd: "target/images/package.bin".into(),
             disk: None,
             net: Net::None,
+            boot: Boot::Kernel,
+            platform: None,
         }
     }
 
@@ -499,6 +553,23 @@ mod tests {
         );
         assert!(!a.contains("-nic"), "{a}");
         assert!(a.contains("virtio-mmio.force-legacy=false"), "{a}");
+        c.boot = Boot::Uefi {
+            esp: "target/esp".into(),
+            acpi: false,
+        };
+        c.platform = Some(Platform::ThunderX);
+        let a = args(&c);
+        assert!(
+            a.contains("-M virt,virtualization=on,gic-version=2,acpi=off "),
+            "{a}"
+        );
+        assert!(a.contains("-cpu a64fx,midr=0x431f0a11 "), "{a}");
+        assert!(
+            a.contains("-bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd"),
+            "{a}"
+        );
+        assert!(a.contains("file=fat:target/esp"), "{a}");
+        assert!(!a.contains("-kernel"), "{a}");
     }
 
     #[test]

@@ -102,6 +102,31 @@ struct ScenarioFile {
     net: Option<String>,
     #[serde(default)]
     allow_fatal: bool,
+    load_offset: Option<String>,
+    host_mem: Option<String>,
+    #[serde(default)]
+    uefi: bool,
+    acpi: Option<bool>,
+    platform: Option<String>,
+}
+
+/// How the machine starts the hypervisor in a scenario (the default: QEMU `-kernel` at the
+/// image's link address, device tree from QEMU).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScenarioBoot {
+    /// Load the image this far above the start of RAM instead of its link address (QEMU
+    /// `-kernel` honours the arm64 header's text_offset, which xtask rewrites in a copy of
+    /// the image; the image relocates itself).
+    pub load_offset: Option<u64>,
+    /// The machine's RAM (`None`: what the VMs need plus the hypervisor's share).
+    pub host_mem: Option<u64>,
+    /// Boot through UEFI firmware (edk2's QEMU_EFI.fd) from a FAT drive.
+    pub uefi: bool,
+    /// With `uefi`: firmware tables as ACPI only (`-M virt,acpi=on`), or the device tree
+    /// only (`acpi=off`).
+    pub acpi: bool,
+    /// A server profile (`seattle`, `thunderx`): CPU model, MIDR, GIC, CPUs and UEFI.
+    pub platform: Option<crate::platform::Platform>,
 }
 
 /// What a scenario boots.
@@ -158,6 +183,8 @@ pub struct Scenario {
     pub disk_image_marker: Option<String>,
     /// QEMU's network card (`None`: the config's `[machine] net`, else none).
     pub net: Option<Net>,
+    /// How the machine starts the hypervisor.
+    pub boot: ScenarioBoot,
 }
 
 /// Parses one scenario from TOML text; `name` is used in messages and as the scenario name.
@@ -259,7 +286,60 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
             ));
         }
     }
+    let load_offset = match &f.load_offset {
+        Some(t) => {
+            let v = match t.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16)
+                    .map_err(|_| format!("`load_offset` = {t}: not a hexadecimal number"))?,
+                None => parse_size(t).map_err(|e| format!("`load_offset`: {e}"))?,
+            };
+            if v % 0x1000 != 0 || v < 0x8_0000 {
+                return Err(format!(
+                    "`load_offset` = {t}: must be a multiple of 4 KiB and at least 0x80000"
+                ));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let host_mem = match &f.host_mem {
+        Some(t) => Some(parse_size(t).map_err(|e| format!("`host_mem`: {e}"))?),
+        None => None,
+    };
+    let platform = match f.platform.as_deref() {
+        Some(p) => {
+            Some(crate::platform::Platform::parse(p).map_err(|e| format!("`platform`: {e}"))?)
+        }
+        None => None,
+    };
+    if f.acpi.is_some() && !f.uefi && platform.is_none() {
+        return Err("`acpi` goes with `uefi = true` (the firmware chooses the tables)".into());
+    }
+    if load_offset.is_some() && (f.uefi || platform.is_some()) {
+        return Err(
+            "`load_offset` is for QEMU -kernel; under UEFI the firmware places the image".into(),
+        );
+    }
+    let cells = match (platform, f.cells) {
+        (Some(p), None) => Some(vec![p.cell()]),
+        (Some(p), Some(c)) if c != [p.cell()] => {
+            return Err(format!(
+                "`cells`: a {} scenario runs in the profile's cell {} only",
+                p.name(),
+                p.cell()
+            ))
+        }
+        (_, c) => c,
+    };
+    let boot = ScenarioBoot {
+        load_offset,
+        host_mem,
+        uefi: f.uefi || platform.is_some(),
+        acpi: f.acpi.unwrap_or(platform.is_some()),
+        platform,
+    };
     Ok(Scenario {
+        boot,
         name: name.to_string(),
         description: f.description.unwrap_or_default(),
         vms,
@@ -270,7 +350,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         expect_any_order: f.expect_any_order,
         forbid: f.forbid,
         allow_fatal: f.allow_fatal,
-        cells: f.cells,
+        cells,
         full_only: f.full_only,
         disk_marker: f.disk_marker.filter(|m| !m.is_empty()),
         disk_image_marker: f.disk_image_marker,

@@ -21,7 +21,8 @@ use crate::fail;
 pub struct DebPackage {
     /// Package name (`apt-get install NAME`).
     pub name: &'static str,
-    /// A program on `PATH` that shows the package is installed.
+    /// A program on `PATH` that shows the package is installed, or an absolute path of a
+    /// file the package installs (for packages without programs, e.g. firmware).
     pub program: &'static str,
     /// What it is for, said when it is installed.
     pub purpose: &'static str,
@@ -43,8 +44,27 @@ pub const QEMU_USER: DebPackage = DebPackage {
     purpose: "qemu-arm is the reference of dbt-armv7's differential tests",
 };
 
+/// edk2 for QEMU `virt` (`QEMU_EFI.fd`): the UEFI firmware of `--uefi` and the server
+/// profiles.
+pub const QEMU_EFI: DebPackage = DebPackage {
+    name: "qemu-efi-aarch64",
+    program: QEMU_EFI_FD,
+    purpose: "edk2's QEMU_EFI.fd boots the hypervisor as an EFI application (--uefi, --platform)",
+};
+
+/// Where Debian's `qemu-efi-aarch64` puts the firmware.
+pub const QEMU_EFI_FD: &str = "/usr/share/qemu-efi-aarch64/QEMU_EFI.fd";
+
 /// Every package some test needs (`cargo xtask test` installs them before the host tests).
-pub const TEST_PACKAGES: &[DebPackage] = &[QEMU_SYSTEM, QEMU_USER];
+pub const TEST_PACKAGES: &[DebPackage] = &[QEMU_SYSTEM, QEMU_USER, QEMU_EFI];
+
+/// Whether `p`'s program is on `PATH` (or its file, given as an absolute path, exists).
+pub fn is_installed(p: &DebPackage) -> bool {
+    if p.program.starts_with('/') {
+        return Path::new(p.program).is_file();
+    }
+    find_in_path(p.program).is_some()
+}
 
 /// Searches `PATH` for `program`.
 pub fn find_in_path(program: &str) -> Option<PathBuf> {
@@ -364,7 +384,7 @@ pub fn apt_install_args(packages: &[DebPackage]) -> Vec<&'static str> {
 pub fn ensure_packages(packages: &[DebPackage]) -> Result<()> {
     let missing: Vec<DebPackage> = packages
         .iter()
-        .filter(|p| find_in_path(p.program).is_none())
+        .filter(|p| !is_installed(p))
         .copied()
         .collect();
     if missing.is_empty() {
@@ -401,7 +421,7 @@ pub fn ensure_packages(packages: &[DebPackage]) -> Result<()> {
             run_as_root(&install, "installing QEMU").map_err(hint)?;
             let still: Vec<&str> = missing
                 .iter()
-                .filter(|p| find_in_path(p.program).is_none())
+                .filter(|p| !is_installed(p))
                 .map(|p| p.program)
                 .collect();
             if still.is_empty() {
@@ -453,7 +473,8 @@ mod tests {
                 "-y",
                 "--no-install-recommends",
                 "qemu-system-arm",
-                "qemu-user"
+                "qemu-user",
+                "qemu-efi-aarch64"
             ]
         );
     }

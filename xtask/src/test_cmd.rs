@@ -277,12 +277,14 @@ struct Package {
     smp: u32,
     host_mem: u64,
     net: crate::cli::Net,
+    /// The hypervisor image this scenario boots (a copy at another load address, or the
+    /// built one).
+    kernel: PathBuf,
 }
 
 /// QEMU and the images, ready for the runs.
 struct Prepared {
     qemu: PathBuf,
-    hypervisor: PathBuf,
     packages: Vec<Package>,
 }
 
@@ -321,19 +323,34 @@ fn prepare(ws: &Workspace, runs: &[Run<'_>]) -> Result<Prepared> {
             .join("scenarios")
             .join(format!("{}.bin", s.name));
         build::write_package(&path, &vms)?;
+        let kernel = match s.boot.load_offset {
+            Some(offset) => {
+                let image = std::fs::read(&hypervisor)
+                    .io(|| format!("reading {}", hypervisor.display()))?;
+                let moved = path.with_extension("hypervisor.bin");
+                std::fs::write(&moved, crate::uefi::with_text_offset(&image, offset))
+                    .io(|| format!("writing {}", moved.display()))?;
+                moved
+            }
+            None => hypervisor.clone(),
+        };
+        let smp = match s.boot.platform {
+            Some(p) => p.smp(),
+            None => s.smp.or(cfg.machine.smp).unwrap_or(1),
+        };
         packages.push(Package {
             scenario: s.name.clone(),
             path,
-            smp: s.smp.or(cfg.machine.smp).unwrap_or(1),
-            host_mem: host_mem(cfg.machine.host_mem, cfg.vm_mem_total()),
+            smp,
+            host_mem: s
+                .boot
+                .host_mem
+                .unwrap_or_else(|| host_mem(cfg.machine.host_mem, cfg.vm_mem_total())),
             net: s.net.or(cfg.machine.net).unwrap_or_default(),
+            kernel,
         });
     }
-    Ok(Prepared {
-        qemu,
-        hypervisor,
-        packages,
-    })
+    Ok(Prepared { qemu, packages })
 }
 
 /// Runs every selected (scenario, cell) under QEMU, one after the other.
@@ -352,18 +369,35 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             let _ = std::fs::write(&path, vec![0u8; 8 << 20]);
             path
         });
-        let cfg = QemuConfig {
+        let mut cfg = QemuConfig {
             cpu: run.cell.cpu,
             gic: run.cell.gic,
             smp: package.smp,
             host_mem: package.host_mem,
             backend: run.cell.backend,
             gdb: false,
-            kernel: p.hypervisor.clone(),
+            kernel: package.kernel.clone(),
             initrd: package.path.clone(),
             disk: disk.clone(),
             net: package.net,
+            boot: qemu::Boot::Kernel,
+            platform: s.boot.platform,
         };
+        if s.boot.uefi {
+            let esp = package
+                .path
+                .with_extension(format!("{}.esp", run.cell.name().replace('/', "-")));
+            let cmdline = cfg.hypervisor_cmdline();
+            if let Err(e) = crate::uefi::write_esp(&esp, &package.kernel, &package.path, &cmdline) {
+                tally.record(&name, false, 0.0);
+                println!("  {e}");
+                continue;
+            }
+            cfg.boot = qemu::Boot::Uefi {
+                esp,
+                acpi: s.boot.acpi,
+            };
+        }
         let start = Instant::now();
         let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);
         let secs = start.elapsed().as_secs_f64();

@@ -1,20 +1,27 @@
 //! Image header and first instructions: entered at EL2 with the MMU off and x0 = the host
-//! device tree (arm64 boot protocol). The image runs only where it is linked (RAM base +
-//! text_offset 0x80000, i.e. 0x4008_0000 on QEMU `virt`); elsewhere it parks the CPU. Sets up the boot stack, clears .bss, installs the
-//! EL2 vectors and calls [`crate::arch::start::primary_main`].
+//! device tree (arm64 boot protocol). The image is a static position-independent
+//! executable: [`_start`] applies its own `R_AARCH64_RELATIVE` relocations (`.rela.dyn`,
+//! produced by linking with `-pie`, see `build.rs`) for wherever it was placed, so any
+//! 4 KiB-aligned load address works (the header's flags bit 3 says "anywhere in RAM").
+//! Then it sets up the boot stack, clears .bss, installs the EL2 vectors and calls
+//! [`crate::arch::start::primary_main`].
+//!
+//! The UEFI entry (`arch/uefi_entry.rs`) reaches `hv_relocate` first (with the firmware's
+//! MMU on) and, after ExitBootServices, `_start` again: relocating is idempotent (each
+//! word is set to `addend + delta`, never adjusted in place).
 
 core::arch::global_asm!(
     r#"
 .section .text.head, "ax"
 .global _start
+.global _head
 _head:
     b       _start                  // code0
     .long   0                       // code1
     .quad   0x80000                 // text_offset
     .quad   __image_end - _head     // image_size (includes .bss)
-    .quad   0x2                     // flags: LE, 4K pages, base near the start of RAM
-                                    // (bit 3 clear: the image is linked at a fixed address
-                                    // and does not relocate itself, see `_start`)
+    .quad   0xa                     // flags: LE (bit 0 = 0), 4K pages (bits 1-2 = 1),
+                                    // placement anywhere in RAM (bit 3 = 1)
     .quad   0
     .quad   0
     .quad   0
@@ -28,12 +35,12 @@ _start:
     mrs     x1, CurrentEL
     cmp     x1, #(2 << 2)
     b.ne    .Lnot_el2
-    // The image is linked for one address (text_offset above RAM base, `linker.ld`) and
-    // has absolute pointers in its data: loaded anywhere else it must not run.
+    // adrp/add address everything PC-relatively at 4 KiB granularity: the image must sit
+    // at a 4 KiB-aligned address (the boot protocol gives 2 MiB + text_offset).
     adr     x1, _head
-    ldr     x2, =_head
-    cmp     x1, x2
+    tst     x1, #0xfff
     b.ne    .Lnot_el2
+    bl      hv_relocate
     adrp    x1, __boot_stack_top
     add     x1, x1, :lo12:__boot_stack_top
     mov     sp, x1
@@ -54,9 +61,40 @@ _start:
 .Lnot_el2:
     wfe
     b       .Lnot_el2
-.ltorg
+
+// Applies .rela.dyn for the address the image runs at: for each R_AARCH64_RELATIVE entry
+// (r_offset, r_info, r_addend), *(r_offset + delta) = r_addend + delta with delta = where
+// `_head` is minus where it was linked (`HV_LINK_BASE`, linker.ld). Other types are not
+// produced for this image (`cargo xtask check` would see them as a link change) and are
+// skipped. Clobbers x1-x7 only; needs no stack.
+.global hv_relocate
+hv_relocate:
+    adr     x1, _head
+    movz    x2, #:abs_g3:HV_LINK_BASE
+    movk    x2, #:abs_g2_nc:HV_LINK_BASE
+    movk    x2, #:abs_g1_nc:HV_LINK_BASE
+    movk    x2, #:abs_g0_nc:HV_LINK_BASE
+    sub     x1, x1, x2              // delta
+    adrp    x3, __rela_start
+    add     x3, x3, :lo12:__rela_start
+    adrp    x4, __rela_end
+    add     x4, x4, :lo12:__rela_end
+3:  cmp     x3, x4
+    b.hs    4f
+    ldp     x5, x6, [x3], #16       // r_offset, r_info
+    ldr     x7, [x3], #8            // r_addend
+    cmp     w6, #0x403              // R_AARCH64_RELATIVE
+    b.ne    3b
+    add     x7, x7, x1
+    str     x7, [x5, x1]
+    b       3b
+4:  ret
 "#
 );
+
+/// Where the image is linked (`HV_LINK_BASE` in `linker.ld`): its load address under QEMU
+/// `-kernel`; anywhere else the boot code relocates it.
+pub const LINK_BASE: u64 = 0x4008_0000;
 
 /// Size of the boot CPU's EL2 stack.
 pub const BOOT_STACK_SIZE: usize = 64 * 1024;

@@ -170,6 +170,14 @@ fn main_with_mmu(
     if let Some(i) = info.initrd {
         reserved.push(i);
     }
+    crate::hv_log!(
+        "image at PA {:#x}..{:#x} (linked at {:#x}), device tree at {:#x}, package at {:#x}",
+        img_start,
+        img_end,
+        super::boot::LINK_BASE,
+        info.dtb.base,
+        info.initrd.map_or(0, |r| r.base)
+    );
     let free = FreeRanges::compute(info.memory(), &reserved);
     for r in free.as_slice() {
         frames::add_range(r.base, r.end());

@@ -1,0 +1,77 @@
+//! The EFI system partition xtask hands to UEFI firmware (QEMU presents a directory as a
+//! FAT drive) and `cargo xtask dist` writes: the hypervisor image as the removable-media
+//! boot file, the VM package and the hypervisor's command line beside it, where its EFI
+//! entry (`crates/hypervisor/src/arch/uefi/`) looks for them.
+
+use std::fs;
+use std::path::Path;
+
+use crate::error::{IoContext, Result};
+
+/// The firmware's default boot file on removable media for AArch64 (UEFI spec 3.5.1.1).
+pub const BOOT_FILE: &str = "EFI/BOOT/BOOTAA64.EFI";
+/// The VM package, read by the hypervisor's EFI entry from the volume it was loaded from.
+pub const PACKAGE_FILE: &str = "hypervisor/vms.pkg";
+/// The hypervisor's command line (one line of text), read from the same volume.
+pub const CMDLINE_FILE: &str = "hypervisor/cmdline.txt";
+
+/// Offset of `text_offset` in the arm64 Image header.
+const TEXT_OFFSET_FIELD: usize = 8;
+
+/// Writes `dir` as an EFI system partition: `image` as [`BOOT_FILE`], `package` as
+/// [`PACKAGE_FILE`] and `cmdline` as [`CMDLINE_FILE`]. Replaces what was there.
+pub fn write_esp(dir: &Path, image: &Path, package: &Path, cmdline: &str) -> Result<()> {
+    let boot = dir.join(BOOT_FILE);
+    let boot_dir = boot.parent().expect("BOOT_FILE has a directory");
+    fs::create_dir_all(boot_dir).io(|| format!("creating {}", boot_dir.display()))?;
+    fs::copy(image, &boot).io(|| format!("copying {} to {}", image.display(), boot.display()))?;
+    let pkg = dir.join(PACKAGE_FILE);
+    let pkg_dir = pkg.parent().expect("PACKAGE_FILE has a directory");
+    fs::create_dir_all(pkg_dir).io(|| format!("creating {}", pkg_dir.display()))?;
+    fs::copy(package, &pkg).io(|| format!("copying {} to {}", package.display(), pkg.display()))?;
+    let cmd = dir.join(CMDLINE_FILE);
+    fs::write(&cmd, format!("{cmdline}\n")).io(|| format!("writing {}", cmd.display()))?;
+    Ok(())
+}
+
+/// A copy of the arm64 Image `image` whose header asks for `text_offset` (QEMU `-kernel`
+/// loads an Image at RAM base + text_offset): how scenarios place the self-relocating
+/// hypervisor away from its link address.
+pub fn with_text_offset(image: &[u8], text_offset: u64) -> Vec<u8> {
+    let mut out = image.to_vec();
+    out[TEXT_OFFSET_FIELD..TEXT_OFFSET_FIELD + 8].copy_from_slice(&text_offset.to_le_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn esp_layout() {
+        let dir = std::env::temp_dir().join(format!("xtask-esp-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("hv.bin");
+        let pkg = dir.join("p.bin");
+        fs::write(&img, b"MZimage").unwrap();
+        fs::write(&pkg, b"HVPKG").unwrap();
+        let esp = dir.join("esp");
+        write_esp(&esp, &img, &pkg, "backend=nvhe exit=semihosting").unwrap();
+        assert_eq!(fs::read(esp.join(BOOT_FILE)).unwrap(), b"MZimage");
+        assert_eq!(fs::read(esp.join(PACKAGE_FILE)).unwrap(), b"HVPKG");
+        assert_eq!(
+            fs::read_to_string(esp.join(CMDLINE_FILE)).unwrap(),
+            "backend=nvhe exit=semihosting\n"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn text_offset_is_rewritten() {
+        let image = vec![0u8; 64];
+        let out = with_text_offset(&image, 0x3c30_0000);
+        assert_eq!(&out[8..16], &0x3c30_0000u64.to_le_bytes());
+        assert_eq!(out.len(), 64);
+    }
+}
