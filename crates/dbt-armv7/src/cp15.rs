@@ -202,9 +202,8 @@ impl Cp15 {
                 None
             }
             (1, 0, 0, 2) => {
-                // No VFP/SIMD: the cp10/cp11 access fields are RAZ/WI.
-                let _ = v;
-                self.cpacr = 0;
+                // cp10/cp11 access, ASEDIS and D32DIS; the other coprocessors are RAZ/WI.
+                self.cpacr = v & crate::cpu::fp::CPACR_WRITABLE;
                 None
             }
             (2, 0, 0, 0) => {

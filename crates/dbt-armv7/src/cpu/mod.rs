@@ -1,6 +1,7 @@
 //! CPU state: registers, modes, exceptions and the run loop.
 
 pub mod exceptions;
+pub mod fp;
 pub mod modes;
 pub mod state;
 
@@ -9,6 +10,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 pub use exceptions::Exception;
+pub use fp::FpState;
 pub use modes::{psr, Mode};
 
 use crate::cp15::Cp15;
@@ -56,6 +58,7 @@ pub struct Cpu {
     pub(crate) spsr: [u32; 6],
     /// CP15 system registers.
     pub cp15: Cp15,
+    pub(crate) fp: FpState,
     pub(crate) tlb: Tlb,
     pub(crate) monitor: Option<u32>,
     pub(crate) exit_on_svc: bool,
@@ -94,6 +97,7 @@ impl Cpu {
             bank_r8_12: [[0; 5]; 2],
             spsr: [0; 6],
             cp15: Cp15::new(),
+            fp: FpState::default(),
             tlb: Tlb::new(),
             monitor: None,
             exit_on_svc: false,
@@ -110,9 +114,11 @@ impl Cpu {
         }
     }
 
-    /// A CPU in User mode (for user-level tests), A32 or Thumb.
+    /// A CPU in User mode (for user-level tests), A32 or Thumb, with VFP and Advanced
+    /// SIMD enabled as Linux enables them for a process.
     pub fn new_user(thumb: bool) -> Cpu {
         let mut c = Cpu::new();
+        c.enable_fp();
         c.switch_mode(Mode::Usr);
         c.cpsr = Mode::Usr as u32 | if thumb { psr::T } else { 0 };
         c

@@ -4,6 +4,7 @@
 pub mod alu;
 pub mod mem;
 pub mod system;
+pub mod vfp;
 
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exception, Exit, Mode, DCACHE_SIZE};

@@ -339,7 +339,8 @@ impl Cpu {
                 self.exception_return(lr, spsr);
             }
             Op::Mcr { .. } | Op::Mcrr { .. } => return self.coproc(bus, i),
-            Op::Ldc { .. } | Op::Cdp { .. } | Op::Vfp { .. } => return Err(Exception::Undefined),
+            Op::Vfp { .. } => return self.exec_vfp(bus, i),
+            Op::Ldc { .. } | Op::Cdp { .. } => return Err(Exception::Undefined),
             Op::Svc { imm } => {
                 if self.exit_on_svc {
                     return Ok(Some(Exit::Svc(imm)));

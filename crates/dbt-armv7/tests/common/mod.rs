@@ -7,6 +7,7 @@
 pub mod a64;
 pub mod gen_a32;
 pub mod gen_t32;
+pub mod gen_vfp;
 pub mod harness;
 pub mod kernels;
 

@@ -1,0 +1,354 @@
+//! The seeded VFP (and Advanced SIMD register transfer) sequence generator: each
+//! instruction is built from an encoding family with random fields, constrained by
+//! construction only (it never asks the decoder, the interpreter or the translator what to
+//! keep). A case loads D0-D31 from the scratch window (`VLDMIA r11!` twice), sets FPSCR
+//! from r12 (`VMSR`), runs 1-8 random instructions, stores D0-D31 back over the same
+//! window (`VSTMDB r11!` twice, so r11 ends where it started) and reads FPSCR into r12:
+//! the harness's record then holds every D register, FPSCR, the APSR and memory.
+//!
+//! Families: three-operand arithmetic (VMLA/VMLS/VNMLA/VNMLS/VMUL/VNMUL/VADD/VSUB/VDIV,
+//! VFMA/VFMS/VFNMA/VFNMS), VMOV immediate and register, VABS/VNEG/VSQRT, VCMP/VCMPE
+//! (register and #0), VCVT (double<->single, integer<->float with and without round to
+//! zero, fixed point of 16 and 32 bits), VCVTB/VCVTT, VMRS (Rt and `APSR_nzcv`), VMSR,
+//! VMOV core<->S, two cores<->two S or one D, core<->D scalar (8/16/32 bits), VDUP,
+//! VLDR/VSTR around r11, VSTMDB/VLDMIA r11! pairs and VPUSH/VPOP pairs. A32 words get a
+//! condition a quarter of the time; Thumb instructions are unconditional or alone in an
+//! IT block.
+
+use super::gen_a32::dest;
+use super::harness::{random_regs, Case, SCR};
+use super::Rng;
+
+/// Offset of the D-register image in the scratch window (r11 points there).
+pub const FP_AREA: usize = SCR as usize / 2;
+
+/// The FPSCR bits a case starts with: RMode, FZ, DN, AHP, NZCV, QC and a few cumulative
+/// flags (Len/Stride and the trap enables are RAZ/WI on a Cortex-A15).
+fn fpscr(rng: &mut Rng) -> u32 {
+    let mut v = rng.below(4) << 22;
+    if rng.below(4) == 0 {
+        v |= 1 << 24; // FZ
+    }
+    if rng.below(4) == 0 {
+        v |= 1 << 25; // DN
+    }
+    if rng.below(8) == 0 {
+        v |= 1 << 26; // AHP
+    }
+    v |= rng.u32() & 0xf800_0000;
+    if rng.below(4) == 0 {
+        v |= rng.u32() & 0x9f;
+    }
+    v
+}
+
+/// An interesting 32-bit floating-point pattern.
+fn f32_bits(rng: &mut Rng) -> u32 {
+    let s = rng.below(2) << 31;
+    s | match rng.below(12) {
+        0 => 0,
+        1 => 0x7f80_0000,                           // infinity
+        2 => 0x7fc0_0000 | rng.u32() & 0x3f_ffff,   // quiet NaN
+        3 => 0x7f80_0001 | rng.u32() & 0x1f_ffff,   // signalling NaN
+        4 => rng.u32() & 0x7f_ffff,                 // denormal
+        5 => 0x3f80_0000 | (rng.u32() & 0x7) << 20, // near one
+        6 => (rng.below(16) + 120) << 23 | rng.u32() & 0x7f_ffff,
+        7 => 0x7f7f_ffff,                              // largest
+        8 => 0x0080_0000,                              // smallest normal
+        9 => (127 + 31) << 23 | rng.u32() & 0x7f_ffff, // near 2^31
+        _ => rng.u32() & 0x7fff_ffff,
+    }
+}
+
+/// An interesting 64-bit floating-point pattern.
+fn f64_bits(rng: &mut Rng) -> u64 {
+    let s = (rng.below(2) as u64) << 63;
+    let r = rng.next();
+    s | match rng.below(12) {
+        0 => 0,
+        1 => 0x7ff0_0000_0000_0000,
+        2 => 0x7ff8_0000_0000_0000 | r & 0x7_ffff_ffff_ffff,
+        3 => 0x7ff0_0000_0000_0001 | r & 0x3_ffff_ffff_ffff,
+        4 => r & 0xf_ffff_ffff_ffff,
+        5 => 0x3ff0_0000_0000_0000 | (r & 0xff) << 44,
+        6 => ((rng.below(64) + 1000) as u64) << 52 | r & 0xf_ffff_ffff_ffff,
+        7 => 0x7fef_ffff_ffff_ffff,
+        8 => (0x380 + rng.below(2) as u64 - 1) << 52 | r & 0xf_ffff_ffff_ffff, // near f32 denormals
+        9 => ((1023 + 31) as u64) << 52 | r & 0xf_ffff_ffff_ffff,
+        _ => r & 0x7fff_ffff_ffff_ffff,
+    }
+}
+
+/// Fills the D-register image of a scratch window with interesting values.
+pub fn fill_fp_area(rng: &mut Rng, scr: &mut [u8]) {
+    for d in 0..32 {
+        let v = if rng.below(2) == 0 {
+            f64_bits(rng)
+        } else {
+            (f32_bits(rng) as u64) << 32 | f32_bits(rng) as u64
+        };
+        scr[FP_AREA + 8 * d..FP_AREA + 8 * d + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// `D:Vd`-style fields for register `n` of a double (`dp`) or single operand, as
+/// (4-bit field, extra bit).
+fn split(n: u32, dp: bool) -> (u32, u32) {
+    if dp {
+        (n & 15, n >> 4)
+    } else {
+        (n >> 1, n & 1)
+    }
+}
+
+fn with_d(w: u32, n: u32, dp: bool) -> u32 {
+    let (v, b) = split(n, dp);
+    w | v << 12 | b << 22
+}
+fn with_n(w: u32, n: u32, dp: bool) -> u32 {
+    let (v, b) = split(n, dp);
+    w | v << 16 | b << 7
+}
+fn with_m(w: u32, n: u32, dp: bool) -> u32 {
+    let (v, b) = split(n, dp);
+    w | v | b << 5
+}
+
+/// One VFP-family instruction in A32 layout with condition AL (`0xe.......`), or a pair
+/// (VPUSH/VPOP, VSTMDB/VLDMIA) that must stay together.
+fn insn(rng: &mut Rng) -> Vec<u32> {
+    let dp = rng.below(2) == 1;
+    let sz = (dp as u32) << 8;
+    let r = |rng: &mut Rng| rng.below(32);
+    let base = 0xee00_0a00 | sz;
+    match rng.below(20) {
+        0..=4 => {
+            let opc1 =
+                [0b0000, 0b0001, 0b0010, 0b0011, 0b1000, 0b1001, 0b1010][rng.below(7) as usize];
+            let op6 = if opc1 == 0b1000 { 0 } else { rng.below(2) };
+            let w = base | opc1 << 20 | op6 << 6;
+            let w = with_d(w, r(rng), dp);
+            let w = with_n(w, r(rng), dp);
+            vec![with_m(w, r(rng), dp)]
+        }
+        5 => {
+            // VMOV immediate.
+            let imm = rng.below(256);
+            let w = base | 0b1011 << 20 | (imm >> 4) << 16 | (imm & 15);
+            vec![with_d(w, r(rng), dp)]
+        }
+        6 | 7 => {
+            // VMOV/VABS/VNEG/VSQRT, VCMP{E} (register or #0), VCVT double<->single.
+            let (opc2, t7) = [
+                (0, 0),
+                (0, 1),
+                (1, 0),
+                (1, 1),
+                (4, 0),
+                (4, 1),
+                (5, 0),
+                (5, 1),
+                (7, 1),
+            ][rng.below(9) as usize];
+            let w = base | 0b1011 << 20 | opc2 << 16 | t7 << 7 | 1 << 6;
+            let dst_dp = if opc2 == 7 { !dp } else { dp };
+            let w = with_d(w, r(rng), dst_dp);
+            vec![if opc2 == 5 { w } else { with_m(w, r(rng), dp) }]
+        }
+        8 | 9 => {
+            // VCVT between integers and floating point.
+            if rng.below(2) == 0 {
+                let w = base | 0b1011 << 20 | 0b1000 << 16 | rng.below(2) << 7 | 1 << 6;
+                vec![with_m(with_d(w, r(rng), dp), r(rng), false)]
+            } else {
+                let opc2 = 0b1100 | rng.below(2);
+                let w = base | 0b1011 << 20 | opc2 << 16 | rng.below(2) << 7 | 1 << 6;
+                vec![with_m(with_d(w, r(rng), false), r(rng), dp)]
+            }
+        }
+        10 => {
+            // VCVT fixed point, in place: fbits = size - imm, imm <= size.
+            let sx = rng.below(2);
+            let size = if sx == 1 { 32 } else { 16 };
+            let imm = rng.below(size + 1) % 32;
+            let opc2 = 0b1010 | rng.below(2) << 2 | rng.below(2);
+            let w = base | 0b1011 << 20 | opc2 << 16 | sx << 7 | 1 << 6 | (imm & 1) << 5 | imm >> 1;
+            vec![with_d(w, r(rng), dp)]
+        }
+        11 => {
+            // VCVTB/VCVTT (single <-> half).
+            let w = 0xee00_0a00
+                | 0b1011 << 20
+                | (0b0010 | rng.below(2)) << 16
+                | rng.below(2) << 7
+                | 1 << 6;
+            vec![with_m(with_d(w, r(rng), false), r(rng), false)]
+        }
+        12 => {
+            // VMRS Rt/APSR_nzcv, FPSCR or VMSR FPSCR, Rt (Rt with masked contents would be
+            // a constraint by value; any register goes: unimplemented bits are RAZ/WI).
+            match rng.below(3) {
+                0 => vec![0xeef1_fa10],
+                1 => vec![0xeef1_0a10 | dest(rng) << 12],
+                _ => vec![0xeee1_0a10 | rng.below(13) << 12],
+            }
+        }
+        13 => {
+            // VMOV core <-> single.
+            let l = rng.below(2);
+            let rt = if l == 1 { dest(rng) } else { rng.below(15) };
+            let s = r(rng);
+            vec![0xee00_0a10 | l << 20 | (s >> 1) << 16 | (s & 1) << 7 | rt << 12]
+        }
+        14 => {
+            // VMOV two cores <-> two singles / one double.
+            let l = rng.below(2);
+            let (rt, rt2) = if l == 1 {
+                let a = dest(rng);
+                let mut b = dest(rng);
+                while b == a {
+                    b = dest(rng);
+                }
+                (a, b)
+            } else {
+                (rng.below(15), rng.below(15))
+            };
+            let m = if dp { r(rng) } else { rng.below(31) };
+            let w = 0xec40_0a10 | sz | l << 20 | rt2 << 16 | rt << 12;
+            vec![with_m(w, m, dp)]
+        }
+        15 => {
+            // VMOV core <-> D scalar, VDUP from core.
+            let dn = r(rng);
+            let (v, b) = split(dn, true);
+            match rng.below(3) {
+                0 => {
+                    let opc = [
+                        0b1000 | rng.below(8),
+                        0b0001 | rng.below(4) << 1,
+                        rng.below(2) << 2,
+                    ][rng.below(3) as usize];
+                    let u = if opc & 0b1000 != 0 || opc & 1 != 0 {
+                        rng.below(2)
+                    } else {
+                        0
+                    };
+                    vec![
+                        0xee10_0b10
+                            | u << 23
+                            | (opc >> 2) << 21
+                            | v << 16
+                            | dest(rng) << 12
+                            | b << 7
+                            | (opc & 3) << 5,
+                    ]
+                }
+                1 => {
+                    let opc = [
+                        0b1000 | rng.below(8),
+                        0b0001 | rng.below(4) << 1,
+                        rng.below(2) << 2,
+                    ][rng.below(3) as usize];
+                    vec![
+                        0xee00_0b10
+                            | (opc >> 2) << 21
+                            | v << 16
+                            | rng.below(15) << 12
+                            | b << 7
+                            | (opc & 3) << 5,
+                    ]
+                }
+                _ => {
+                    let be = rng.below(3);
+                    let q = rng.below(2);
+                    let dn = if q == 1 { dn & !1 } else { dn };
+                    let (v, b) = split(dn, true);
+                    vec![
+                        0xee80_0b10
+                            | (be >> 1) << 22
+                            | q << 21
+                            | v << 16
+                            | rng.below(15) << 12
+                            | b << 7
+                            | (be & 1) << 5,
+                    ]
+                }
+            }
+        }
+        16 | 17 => {
+            // VLDR/VSTR [r11, #+/-imm] (r11 is 256 bytes into the D image here).
+            let u = rng.below(2);
+            let l = rng.below(2);
+            let imm = rng.below(200);
+            let w = 0xed00_0a00 | sz | u << 23 | l << 20 | 11 << 16 | imm;
+            vec![with_d(w, r(rng), dp)]
+        }
+        18 => {
+            // VSTMDB r11!, {list}; VLDMIA r11!, {list'} of the same size.
+            let n = 1 + rng.below(if dp { 8 } else { 16 });
+            let lim = 32 - n;
+            let imm = if dp { 2 * n } else { n };
+            let st = with_d(0xed20_0a00 | sz | 11 << 16 | imm, rng.below(lim + 1), dp);
+            let ld = with_d(0xecb0_0a00 | sz | 11 << 16 | imm, rng.below(lim + 1), dp);
+            vec![st, ld]
+        }
+        _ => {
+            // VPUSH {list}; VPOP {list'} of the same size.
+            let n = 1 + rng.below(if dp { 8 } else { 16 });
+            let lim = 32 - n;
+            let imm = if dp { 2 * n } else { n };
+            let push = with_d(0xed2d_0a00 | sz | imm, rng.below(lim + 1), dp);
+            let pop = with_d(0xecbd_0a00 | sz | imm, rng.below(lim + 1), dp);
+            vec![push, pop]
+        }
+    }
+}
+
+/// The prologue: `VLDMIA r11!, {d0-d15}`, `VLDMIA r11!, {d16-d31}`, `VMSR FPSCR, r12`.
+const PROLOGUE: [u32; 3] = [0xecbb_0b20, 0xecfb_0b20, 0xeee1_ca10];
+/// The epilogue: `VSTMDB r11!, {d16-d31}`, `VSTMDB r11!, {d0-d15}`, `VMRS r12, FPSCR`.
+const EPILOGUE: [u32; 3] = [0xed6b_0b20, 0xed2b_0b20, 0xeef1_ca10];
+
+/// A random VFP case, A32 or Thumb-2; the scratch window must hold an FP image
+/// ([`fill_fp_area`]).
+pub fn sequence(rng: &mut Rng, thumb: bool) -> Case {
+    let mut regs = random_regs(rng, thumb);
+    // The sequence uses r11 as its base in both states.
+    regs[11] = super::harness::DST + SCR / 2;
+    if thumb {
+        regs[7] = rng.u32();
+        regs[6] = rng.u32();
+    }
+    regs[12] = fpscr(rng);
+    let n = 1 + rng.below(8);
+    let mut words: Vec<(u32, Option<u32>)> = PROLOGUE.iter().map(|&w| (w, None)).collect();
+    for _ in 0..n {
+        let group = insn(rng);
+        let single = group.len() == 1;
+        for w in group {
+            let cond = if single && rng.below(4) == 0 {
+                Some(rng.below(14))
+            } else {
+                None
+            };
+            words.push((w, cond));
+        }
+    }
+    words.extend(EPILOGUE.iter().map(|&w| (w, None)));
+    let mut code = Vec::new();
+    for (w, cond) in words {
+        if thumb {
+            if let Some(c) = cond {
+                code.push(0xbf08 | c << 4); // IT <c>
+            }
+            code.push(w >> 16);
+            code.push(w & 0xffff);
+        } else {
+            let c = cond.unwrap_or(14);
+            code.push(w & 0x0fff_ffff | c << 28);
+        }
+    }
+    let mut case = Case::new(thumb, code, regs);
+    case.note = "vfp".into();
+    case
+}

@@ -1,0 +1,210 @@
+//! Three-way differential test of VFP: random VFPv3/VFPv4 sequences (and Advanced SIMD
+//! core-register transfers) from the seeded generator `tests/common/gen_vfp.rs`, run under
+//! `qemu-arm -cpu cortex-a15` (the reference: VFPv4-D32 with NEON, as the model), in the
+//! interpreter, and through the translator (`a64-runner` under `qemu-aarch64`). Each case
+//! loads D0-D31 and FPSCR, runs its instructions and stores D0-D31 and FPSCR, so the
+//! records compare every D register, FPSCR (flags, cumulative exceptions, modes), the
+//! core registers, APSR and the scratch memory.
+//!
+//! The generator never asks the code under test what to keep. A case that any of the
+//! three does not complete is rejected with its reason (counted and printed); the test
+//! fails on any mismatch or if more than 5 % are rejected. `DBT_DIFF_SEED` sets the seed
+//! (printed), `DBT_VFP_CASES` the number of cases (default 4000).
+
+mod common;
+
+use common::gen_vfp::{fill_fp_area, sequence};
+use common::harness::{build, normalise, scratch, Case, BASE, REC};
+use common::{qemu_arm, run_user_partial, Rng};
+use std::fmt::Write as _;
+
+const BATCH: usize = 200;
+
+fn records(out: &[u8], n: usize, err: Option<String>) -> Result<Vec<Vec<u8>>, (usize, String)> {
+    let done = out.len() / REC;
+    if done < n {
+        return Err((done, err.unwrap_or_else(|| "stopped".into())));
+    }
+    Ok((0..n)
+        .map(|k| {
+            let mut r = out[k * REC..(k + 1) * REC].to_vec();
+            normalise(&mut r);
+            r
+        })
+        .collect())
+}
+
+/// What differs between the three records: core registers, FPSCR (r12) and D registers.
+fn diff(c: &Case, recs: [&[u8]; 3]) -> String {
+    let names = ["qemu", "interp", "dbt"];
+    let w = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+    let mut s = format!("{}\n", c.line());
+    for i in 0..15 {
+        let v: Vec<u32> = recs.iter().map(|r| w(r, i)).collect();
+        if v[0] != v[1] || v[0] != v[2] {
+            let n = match i {
+                12 => "fpscr(r12)".to_string(),
+                13 => "lr".into(),
+                14 => "cpsr".into(),
+                _ => format!("r{i}"),
+            };
+            writeln!(
+                s,
+                "  {n}: {} {:#010x} {} {:#010x} {} {:#010x}",
+                names[0], v[0], names[1], v[1], names[2], v[2]
+            )
+            .unwrap();
+        }
+    }
+    let fp = 60 + common::gen_vfp::FP_AREA;
+    for d in 0..32 {
+        let r = fp + 8 * d..fp + 8 * d + 8;
+        let v: Vec<u64> = recs
+            .iter()
+            .map(|x| u64::from_le_bytes(x[r.clone()].try_into().unwrap()))
+            .collect();
+        if v[0] != v[1] || v[0] != v[2] {
+            writeln!(
+                s,
+                "  d{d}: qemu {:#018x} interp {:#018x} dbt {:#018x}",
+                v[0], v[1], v[2]
+            )
+            .unwrap();
+        }
+    }
+    if let Some(k) = (60..REC).find(|&k| recs[0][k] != recs[1][k] || recs[0][k] != recs[2][k]) {
+        writeln!(s, "  scratch differs first at +{:#x}", k - 60).unwrap();
+    }
+    s
+}
+
+/// Runs one batch three ways; rejected cases are removed (with their reason) and the
+/// batch is run again.
+fn run_batch3(
+    mut cases: Vec<Case>,
+    src: &[u8],
+    tag: &str,
+    rejects: &mut Vec<String>,
+) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-vfp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{tag}.elf"));
+    loop {
+        if cases.is_empty() {
+            return Vec::new();
+        }
+        let img = build(&cases, src);
+        std::fs::write(&path, &img.bytes).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let n = cases.len();
+        let qchild = std::process::Command::new("timeout")
+            .arg("120")
+            .arg(qemu_arm())
+            .args(["-cpu", "cortex-a15"])
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("qemu-arm");
+        let tpath = path.clone();
+        let tchild = std::thread::spawn(move || common::a64::run(&tpath, false));
+        let (o, e) = match run_user_partial(BASE, &img.bytes, img.entry, 100_000_000, None) {
+            Ok(o) => (o, None),
+            Err((e, o)) => (o, Some(format!("interpreter: {e}"))),
+        };
+        let interp = records(&o, n, e);
+        let q = qchild.wait_with_output().expect("qemu-arm");
+        let qerr = (!q.status.success()).then(|| format!("qemu-arm: {:?}", q.status));
+        let qemu = records(&q.stdout, n, qerr);
+        let t = tchild.join().unwrap();
+        let terr = (!t.status.success()).then(|| {
+            format!(
+                "translator: {:?} {}",
+                t.status,
+                String::from_utf8_lossy(&t.stderr).trim()
+            )
+        });
+        let dbt = records(&t.stdout, n, terr);
+        let first_bad = [&qemu, &interp, &dbt]
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .min_by_key(|(k, _)| *k)
+            .cloned();
+        if let Some((k, why)) = first_bad {
+            let k = k.min(n - 1);
+            rejects.push(format!("{why}\n    {}", cases[k].line()));
+            cases.remove(k);
+            continue;
+        }
+        let (qemu, interp, dbt) = (qemu.unwrap(), interp.unwrap(), dbt.unwrap());
+        let mut fails = Vec::new();
+        for (k, c) in cases.iter().enumerate() {
+            if qemu[k] != interp[k] || qemu[k] != dbt[k] {
+                fails.push(format!(
+                    "{tag} case {k}: {}",
+                    diff(c, [&qemu[k], &interp[k], &dbt[k]])
+                ));
+            }
+        }
+        if std::env::var("DBT_DIFF_KEEP").is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        return fails;
+    }
+}
+
+#[test]
+fn vfp_matches_qemu_three_ways() {
+    let _ = qemu_arm();
+    let _ = common::a64::qemu_aarch64();
+    let seed: u64 = std::env::var("DBT_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_0f9a);
+    let count: usize = std::env::var("DBT_VFP_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
+    println!("vfp differential: seed {seed:#x} (DBT_DIFF_SEED), {count} cases");
+    let mut rng = Rng(seed | 1);
+    // One case in three is Thumb-2.
+    let cases: Vec<Case> = (0..count)
+        .map(|_| {
+            let thumb = rng.below(3) == 0;
+            sequence(&mut rng, thumb)
+        })
+        .collect();
+    let mut rejects = Vec::new();
+    let mut fails = Vec::new();
+    for (b, chunk) in cases.chunks(BATCH).enumerate() {
+        // Each batch starts its cases from its own FP register image and memory.
+        let mut src = scratch(&mut rng);
+        fill_fp_area(&mut rng, &mut src);
+        fails.extend(run_batch3(
+            chunk.to_vec(),
+            &src,
+            &format!("batch{b}"),
+            &mut rejects,
+        ));
+    }
+    println!(
+        "vfp differential: {count} cases, {} rejected, {} mismatches",
+        rejects.len(),
+        fails.len()
+    );
+    for r in rejects.iter().take(20) {
+        println!("rejected: {r}");
+    }
+    if !fails.is_empty() {
+        for f in fails.iter().take(15) {
+            eprintln!("{f}");
+        }
+        panic!("{} mismatches (seed {seed:#x})", fails.len());
+    }
+    assert!(
+        rejects.len() * 20 <= count,
+        "{} of {count} cases rejected (more than 5 %)",
+        rejects.len()
+    );
+}
