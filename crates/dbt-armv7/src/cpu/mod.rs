@@ -27,6 +27,22 @@ pub trait SysCounter {
     }
 }
 
+/// Coprocessor registers that the host implements itself, ahead of the model: in a VM
+/// (the DBT runtime) the generic timer's `CNTV_*`/`CNTP_*`, `CNTVCT`/`CNTPCT` and the
+/// GICv3 CPU interface's AArch32 `ICC_*` encodings are the hardware's own AArch64 EL1
+/// registers, not model state. Each method answers `None` (or `false`) for an access the
+/// host leaves to the model. Called after the PL0 accessibility check, for `cp` 15.
+pub trait CoprocHost {
+    /// `MRC p<cp>, opc1, Rt, CRn, CRm, opc2`: the value, if the host implements it.
+    fn read(&mut self, cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8) -> Option<u32>;
+    /// `MCR p<cp>, ...`: whether the host implemented (and performed) the write.
+    fn write(&mut self, cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8, value: u32) -> bool;
+    /// `MRRC p<cp>, opc1, Rt, Rt2, CRm`: the 64-bit value, if the host implements it.
+    fn read64(&mut self, cp: u8, opc1: u8, crm: u8) -> Option<u64>;
+    /// `MCRR p<cp>, ...`: whether the host implemented (and performed) the write.
+    fn write64(&mut self, cp: u8, opc1: u8, crm: u8, value: u64) -> bool;
+}
+
 /// Why [`Cpu::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -70,6 +86,7 @@ pub struct Cpu {
     /// Retired instructions (also the default system counter).
     pub icount: u64,
     pub(crate) counter: Option<Box<dyn SysCounter>>,
+    pub(crate) coproc_host: Option<Box<dyn CoprocHost>>,
     pub(crate) dcache: Vec<(u32, u32, Insn)>,
     pub(crate) class_hits: Option<Vec<u64>>,
     // Per-step scratch: PC as read by the instruction, and the next PC.
@@ -106,6 +123,7 @@ impl Cpu {
             fiq_line: false,
             icount: 0,
             counter: None,
+            coproc_host: None,
             dcache: vec![(u32::MAX, 0, dummy); DCACHE_SIZE],
             class_hits: None,
             pc_read: 0,
@@ -138,6 +156,12 @@ impl Cpu {
     pub fn set_counter(&mut self, c: Box<dyn SysCounter>) {
         self.cp15.cntfrq = c.frequency();
         self.counter = Some(c);
+    }
+
+    /// Installs host-implemented coprocessor registers ([`CoprocHost`]), consulted before
+    /// the model on every CP15 `MRC`/`MCR`/`MRRC`/`MCRR`.
+    pub fn set_coproc_host(&mut self, h: Box<dyn CoprocHost>) {
+        self.coproc_host = Some(h);
     }
 
     /// Starts counting executed instructions per encoding [`Class`].

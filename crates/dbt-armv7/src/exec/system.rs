@@ -127,6 +127,17 @@ impl Cpu {
                 if cp != 15 || (user && !self.cp15.user_accessible(opc1, crn, crm, opc2, to_cp)) {
                     return Err(Exception::Undefined);
                 }
+                let value = self.rr(rt);
+                if let Some(h) = self.coproc_host.as_mut() {
+                    if to_cp {
+                        if h.write(cp, opc1, crn, crm, opc2, value) {
+                            return Ok(None);
+                        }
+                    } else if let Some(v) = h.read(cp, opc1, crn, crm, opc2) {
+                        self.wr_mrc(rt, v);
+                        return Ok(None);
+                    }
+                }
                 if to_cp {
                     let v = self.rr(rt);
                     let e = self
@@ -164,6 +175,18 @@ impl Cpu {
                         || (opc1 == 1 && self.cp15.cntkctl & 2 != 0));
                 if cp != 15 || (user && !timer_user_ok) {
                     return Err(Exception::Undefined);
+                }
+                let value = (self.rr(rt2) as u64) << 32 | self.rr(rt) as u64;
+                if let Some(h) = self.coproc_host.as_mut() {
+                    if to_cp {
+                        if h.write64(cp, opc1, crm, value) {
+                            return Ok(None);
+                        }
+                    } else if let Some(v) = h.read64(cp, opc1, crm) {
+                        self.r[rt as usize] = v as u32;
+                        self.r[rt2 as usize] = (v >> 32) as u32;
+                        return Ok(None);
+                    }
                 }
                 if to_cp {
                     let v = (self.rr(rt2) as u64) << 32 | self.rr(rt) as u64;

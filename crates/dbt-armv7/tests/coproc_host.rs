@@ -1,0 +1,76 @@
+//! `Cpu::set_coproc_host`: host-implemented CP15 registers answer before the model (the DBT
+//! runtime's virtual timer and GICv3 `ICC_*`), and registers the host declines stay the
+//! model's.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use dbt_armv7::cpu::CoprocHost;
+use dbt_armv7::{Cpu, Exit, FlatRam};
+
+/// Records writes; answers `CNTV_CTL` and `CNTVCT` reads.
+struct Host(Rc<RefCell<Vec<(u8, u8, u8, u8, u64)>>>);
+
+impl CoprocHost for Host {
+    fn read(&mut self, _cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8) -> Option<u32> {
+        ((opc1, crn, crm, opc2) == (0, 14, 3, 1)).then_some(0x5)
+    }
+    fn write(&mut self, _cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8, value: u32) -> bool {
+        let mine = (opc1, crn, crm, opc2) == (0, 14, 3, 1);
+        if mine {
+            self.0.borrow_mut().push((opc1, crn, crm, opc2, value as u64));
+        }
+        mine
+    }
+    fn read64(&mut self, _cp: u8, opc1: u8, crm: u8) -> Option<u64> {
+        ((opc1, crm) == (1, 14)).then_some(0x1234_5678_9abc_def0)
+    }
+    fn write64(&mut self, _cp: u8, opc1: u8, crm: u8, value: u64) -> bool {
+        let mine = (opc1, crm) == (3, 14);
+        if mine {
+            self.0.borrow_mut().push((opc1, 0xff, crm, 0xff, value));
+        }
+        mine
+    }
+}
+
+fn run(words: &[u32], host: Option<Host>) -> Cpu {
+    let mut ram = FlatRam::new(0, 0x1000);
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    ram.load(0, &code);
+    let mut cpu = Cpu::new();
+    if let Some(h) = host {
+        cpu.set_coproc_host(Box::new(h));
+    }
+    cpu.set_reg(2, 0x1111_2222);
+    cpu.set_reg(3, 0x3333_4444);
+    cpu.set_reg(4, 3);
+    assert_eq!(cpu.run(&mut ram, words.len() as u64), Exit::Budget);
+    cpu
+}
+
+#[test]
+fn host_registers_answer_first_and_the_model_keeps_the_rest() {
+    let prog = [
+        0xee1e_0f33, // mrc p15, 0, r0, c14, c3, 1   CNTV_CTL (host)
+        0xec51_5f1e, // mrrc p15, 1, r5, r1, c14     CNTVCT (host)
+        0xee10_6f10, // mrc p15, 0, r6, c0, c0, 0    MIDR (model)
+        0xee0e_4f33, // mcr p15, 0, r4, c14, c3, 1   CNTV_CTL write (host)
+        0xec43_2f3e, // mcrr p15, 3, r2, r3, c14     CNTV_CVAL write (host)
+    ];
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let cpu = run(&prog, Some(Host(log.clone())));
+    assert_eq!(cpu.reg(0), 5);
+    assert_eq!((cpu.reg(5), cpu.reg(1)), (0x9abc_def0, 0x1234_5678));
+    let model = run(&prog, None);
+    assert_eq!(cpu.reg(6), model.reg(6), "MIDR stays the model's");
+    assert_ne!(model.reg(0), 5);
+    assert_eq!(
+        *log.borrow(),
+        vec![(0, 14, 3, 1, 3), (3, 0xff, 14, 0xff, 0x3333_4444_1111_2222)]
+    );
+    // Without a host the model kept the writes itself.
+    assert_eq!(model.cp15.cntv_ctl, 3);
+    assert_eq!(model.cp15.cntv_cval, 0x3333_4444_1111_2222);
+    assert_eq!(cpu.cp15.cntv_ctl, 0, "the model did not see the host's write");
+}
