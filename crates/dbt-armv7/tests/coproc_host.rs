@@ -18,7 +18,9 @@ impl CoprocHost for Host {
     fn write(&mut self, _cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8, value: u32) -> bool {
         let mine = (opc1, crn, crm, opc2) == (0, 14, 3, 1);
         if mine {
-            self.0.borrow_mut().push((opc1, crn, crm, opc2, value as u64));
+            self.0
+                .borrow_mut()
+                .push((opc1, crn, crm, opc2, value as u64));
         }
         mine
     }
@@ -72,5 +74,8 @@ fn host_registers_answer_first_and_the_model_keeps_the_rest() {
     // Without a host the model kept the writes itself.
     assert_eq!(model.cp15.cntv_ctl, 3);
     assert_eq!(model.cp15.cntv_cval, 0x3333_4444_1111_2222);
-    assert_eq!(cpu.cp15.cntv_ctl, 0, "the model did not see the host's write");
+    assert_eq!(
+        cpu.cp15.cntv_ctl, 0,
+        "the model did not see the host's write"
+    );
 }
