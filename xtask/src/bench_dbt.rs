@@ -29,7 +29,7 @@ const KERNELS: [(&str, &str); 5] = [
     ("chase", "pointer chase, 64 MiB"),
 ];
 /// Where the runner maps its code cache (a64-runner/src/code.rs) and its size.
-const CACHE: (u64, u64) = (0x7_0000_0000, 16 << 20);
+const CACHE: (u64, u64) = (0x20_0000_0000, 16 << 20);
 /// Seconds a run may take.
 const TIMEOUT: &str = "600";
 

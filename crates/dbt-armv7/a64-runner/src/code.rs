@@ -5,7 +5,7 @@ use dbt_armv7::translate::host::{call_prologue, CodeMemory};
 use dbt_armv7::translate::GuestState;
 
 /// Where the code cache is mapped.
-const CODE_BASE: u64 = 0x7_0000_0000;
+const CODE_BASE: u64 = 0x20_0000_0000;
 
 /// The code cache memory.
 pub struct Code {

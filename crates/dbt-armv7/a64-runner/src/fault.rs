@@ -73,7 +73,12 @@ extern "C" fn on_fault(sig: i32, info: *mut u8, uc: *mut u8) {
         cache,
         EPILOGUE.load(Ordering::Relaxed),
     ) {
-        crate::sys::write(2, b"dbt-a64-runner: fault outside translated code\n");
+        let msg = alloc::format!(
+            "dbt-a64-runner: fault outside translated code at {:#x} (data address {addr:#x}, x30 {:#x})\n",
+            ctx.pc,
+            ctx.regs[30]
+        );
+        crate::sys::write(2, msg.as_bytes());
         crate::sys::exit(128 + sig as u64);
     }
 }

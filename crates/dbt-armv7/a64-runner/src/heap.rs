@@ -4,7 +4,7 @@ use core::alloc::{GlobalAlloc, Layout};
 use core::cell::Cell;
 
 /// Where the heap is mapped.
-const HEAP_BASE: u64 = 0x5_0000_0000;
+const HEAP_BASE: u64 = 0x18_0000_0000;
 /// Its size.
 const HEAP_SIZE: u64 = 1 << 30;
 

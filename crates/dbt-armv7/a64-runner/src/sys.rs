@@ -52,7 +52,7 @@ pub fn exit(code: u64) -> ! {
 pub fn mmap_fixed(addr: u64, len: u64, exec: bool) -> bool {
     let prot = if exec { PROT_RWX } else { PROT_RW };
     // SAFETY: a fresh anonymous mapping at an address range this program reserves for it
-    // (the guest's low 4 GiB, or the runner's own heap and code cache above 16 GiB).
+    // (the guest's low 4 GiB, or the runner's own heap and code cache above 64 GiB).
     let r = unsafe {
         syscall6(
             SYS_MMAP,

@@ -90,6 +90,9 @@ pub struct Dbt<G: CodeGen> {
     ctx: Option<(bool, u16)>,
     /// Guest pages the host write-protects because code was translated from them.
     protected: BTreeSet<u32>,
+    /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
+    /// wraps): translated again, and from then on, with 32-bit address arithmetic.
+    wraps: BTreeSet<u32>,
 }
 
 /// The bus as the interpreter sees it inside [`Dbt::run`]: a write to a write-protected
@@ -122,6 +125,17 @@ impl Bus for Watch<'_> {
     }
 }
 
+/// Continues at `pc` in the instruction set that bit 0 says (1: Thumb), as translated
+/// code's exits report it.
+fn set_pc_isa(cpu: &mut Cpu, pc: u32) {
+    if pc & 1 != 0 {
+        cpu.cpsr |= psr::T;
+    } else {
+        cpu.cpsr &= !psr::T;
+    }
+    cpu.r[15] = pc & !1;
+}
+
 impl<G: CodeGen> Dbt<G> {
     /// An engine with an empty code cache.
     pub fn new(gen: G) -> Dbt<G> {
@@ -134,17 +148,20 @@ impl<G: CodeGen> Dbt<G> {
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
-            ras: vec![[NO_ENTRY, 0]; RAS_ENTRIES],
+            // Room for a ring aligned to twice its size, plus its spare entry.
+            ras: vec![[NO_ENTRY, NO_ENTRY]; 3 * RAS_ENTRIES + 1],
             ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
             ctx: None,
             protected: BTreeSet::new(),
+            wraps: BTreeSet::new(),
         }
     }
 
     /// Forgets every return stack and target cache entry (their host addresses may point
     /// at translations that are gone, or that another privilege or address space made).
     fn clear_tables(&mut self) {
-        self.ras.fill([NO_ENTRY, 0]);
+        // Every word NO_ENTRY: the ring need not start on an entry of `ras`.
+        self.ras.fill([NO_ENTRY, NO_ENTRY]);
         self.ibtc.fill([NO_ENTRY, 0]);
     }
 
@@ -244,7 +261,10 @@ impl<G: CodeGen> Dbt<G> {
             self.state.nzcv = cpu.cpsr & NZCV;
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
-            self.state.ras_base = self.ras.as_mut_ptr() as u64;
+            let ras = self.ras.as_mut_ptr() as u64;
+            let align = 2 * 16 * RAS_ENTRIES as u64;
+            // The ring starts at the first suitably aligned entry of `ras`.
+            self.state.ras_base = ras.next_multiple_of(align);
             self.state.ibtc_base = self.ibtc.as_mut_ptr() as u64;
             self.stats.entries += 1;
             // SAFETY: the cache holds the runtime and blocks this engine generated with
@@ -255,9 +275,10 @@ impl<G: CodeGen> Dbt<G> {
                 // The faulting block's own instructions before the faulting one are not
                 // charged yet: its exits charge them.
                 let base = mem.bytes().as_ptr() as u64;
-                let (pc, it, k) = self.fault_site(self.state.link_site.wrapping_sub(base) as usize);
+                let (pc, it, k, thumb) =
+                    self.fault_site(self.state.link_site.wrapping_sub(base) as usize);
                 done += k;
-                Some((pc, it))
+                Some((pc | thumb as u32, it))
             } else {
                 None
             };
@@ -269,7 +290,9 @@ impl<G: CodeGen> Dbt<G> {
             let next = self.state.r[15];
             match self.state.exit {
                 EXIT_BRANCH => {
-                    cpu.r[15] = next;
+                    // Translated code may have changed the instruction set (through the
+                    // return stack or the target cache): exits carry it in bit 0.
+                    set_pc_isa(cpu, next);
                     if self.state.link_site != NO_LINK {
                         // The stub put the branch's host address: make it a cache offset.
                         let base = mem.bytes().as_ptr() as u64;
@@ -300,7 +323,16 @@ impl<G: CodeGen> Dbt<G> {
                         }
                     }
                     let (pc, it) = fault.unwrap_or((next, 0));
-                    cpu.r[15] = pc;
+                    if self.state.exit == EXIT_FAULT
+                        && self.state.addr_hi != 0
+                        && self.wraps.insert(pc & !1)
+                    {
+                        // The access wrapped in the host's 64-bit addressing: translate
+                        // it again with 32-bit address arithmetic (once per instruction).
+                        self.invalidate(mem, pc & !1, (pc & !1).wrapping_add(1));
+                        link_from = None;
+                    }
+                    set_pc_isa(cpu, pc);
                     cpu.it = it;
                     if left > 0 {
                         if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
@@ -309,7 +341,7 @@ impl<G: CodeGen> Dbt<G> {
                     }
                 }
                 EXIT_FALLBACK => {
-                    cpu.r[15] = next;
+                    set_pc_isa(cpu, next);
                     if left > 0 {
                         if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
                             return e;
@@ -366,7 +398,13 @@ impl<G: CodeGen> Dbt<G> {
     /// cache was flushed to make room.
     fn translate(&mut self, key: Key, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> (u32, bool) {
         let (rt, _) = self.runtime(mem);
-        let gb = frontend::discover(key, bus, &self.gen);
+        let mut gb = frontend::discover(key, bus, &self.gen);
+        gb.wraps = gb
+            .insns
+            .iter()
+            .map(|i| i.pc)
+            .filter(|pc| self.wraps.contains(pc))
+            .collect();
         let mut block = Block {
             key,
             at: None,
@@ -413,9 +451,9 @@ impl<G: CodeGen> Dbt<G> {
         (id, flushed)
     }
 
-    /// The guest PC, ITSTATE and index in its block of the guest instruction whose host code holds
+    /// The guest PC, ITSTATE, index in its block and instruction set (Thumb) of the guest instruction whose host code holds
     /// cache offset `host` (a faulting access), from the blocks' side tables.
-    fn fault_site(&self, host: usize) -> (u32, u8, u64) {
+    fn fault_site(&self, host: usize) -> (u32, u8, u64, bool) {
         let (&at, &id) = self
             .by_addr
             .range(..=host)
@@ -424,7 +462,7 @@ impl<G: CodeGen> Dbt<G> {
         let b = &self.blocks[id as usize];
         let rel = (host - at) as u32;
         let k = b.starts.partition_point(|&s| s <= rel).saturating_sub(1);
-        (b.pcs[k], b.its[k], k as u64)
+        (b.pcs[k], b.its[k], k as u64, b.key.thumb)
     }
 
     /// The (block, exit) whose branch is at cache offset `site`.

@@ -55,6 +55,9 @@ pub struct GuestBlock {
     pub insns: Vec<GuestInsn>,
     /// How it ends.
     pub end: End,
+    /// Guest PCs of its instructions whose accesses wrapped past 4 GiB in an earlier
+    /// translation (the engine fills this): they compute addresses in 32 bits.
+    pub wraps: Vec<u32>,
 }
 
 impl GuestBlock {
@@ -98,7 +101,7 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
                 Some(body) => {
                     let last = body.last().expect("an IT block has instructions");
                     let next = last.pc.wrapping_add(last.insn.len as u32);
-                    let branch = last.insn.info().control_flow;
+                    let branch = last.insn.info().control_flow && last.insn.cond >= 14;
                     insns.extend(body);
                     if branch {
                         break End::Branch;
@@ -113,12 +116,33 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
             break End::Fallback(pc);
         }
         insns.push(GuestInsn { pc, insn, it: 0 });
+        let next = pc.wrapping_add(insn.len as u32);
         if insn.info().control_flow {
-            break End::Branch;
+            // A conditional branch goes on with the next instruction when not taken: the
+            // block continues (a superblock), except after a loop's back-edge.
+            let conditional = insn.cond < 14 || matches!(insn.op, Op::Cbz { .. });
+            if !conditional {
+                break End::Branch;
+            }
+            if branch_target(pc, &insn, key.thumb) == Some(key.pc) {
+                // A loop: unrolled (copies of the body, each leaving the block when the
+                // back-edge is not taken) to spread the back-edge's budget check.
+                let copies = (MAX_BLOCK_INSNS / insns.len()).min(UNROLL);
+                let body = insns.clone();
+                for _ in 1..copies {
+                    insns.extend_from_slice(&body);
+                }
+                break End::Next(next);
+            }
         }
-        pc = pc.wrapping_add(insn.len as u32);
+        pc = next;
     };
-    GuestBlock { key, insns, end }
+    GuestBlock {
+        key,
+        insns,
+        end,
+        wraps: Vec::new(),
+    }
 }
 
 /// The IT instruction at `pc` and the instructions of its block, with their conditions,
@@ -171,6 +195,19 @@ fn it_block(
         };
     }
     Some(out)
+}
+
+/// Most copies of a loop body an unrolled block holds.
+const UNROLL: usize = 4;
+
+/// The target of a direct branch (`B`, `CBZ`/`CBNZ`) at `pc`.
+fn branch_target(pc: u32, insn: &Insn, thumb: bool) -> Option<u32> {
+    let pc_read = pc.wrapping_add(if thumb { 4 } else { 8 });
+    match insn.op {
+        Op::B { off } => Some(pc_read.wrapping_add(off as u32)),
+        Op::Cbz { off, .. } => Some(pc_read.wrapping_add(off)),
+        _ => None,
+    }
 }
 
 fn fetch_decode(bus: &mut dyn Bus, pc: u32, thumb: bool) -> Option<Insn> {

@@ -10,8 +10,9 @@ pub struct GuestState {
     pub r: [u32; 16],
     /// NZCV in bits 31:28 (the same place in the CPSR and in A64's NZCV).
     pub nzcv: u32,
-    /// Padding (keeps the 64-bit fields aligned).
-    pub pad: u32,
+    /// On [`EXIT_FAULT`]: bits 63:32 of the faulting host address (non-zero when a
+    /// host address computed in 64 bits passed 4 GiB, where a guest address wraps).
+    pub addr_hi: u32,
     /// Instructions left before the code must return, minus [`MAX_BLOCK_INSNS`]: chained
     /// blocks continue only while it is not negative. An asynchronous event is requested by
     /// making it negative (in the interrupted context's register, see the crate README).
@@ -24,7 +25,8 @@ pub struct GuestState {
     /// Padding.
     pub pad2: u32,
     /// Host address of the shadow return stack: [`RAS_ENTRIES`] pairs of (guest return
-    /// address, host address to continue at), a ring.
+    /// address, host address to continue at), a ring aligned to twice its size and
+    /// followed by one spare entry.
     pub ras_base: u64,
     /// Host address of the indirect branch target cache: [`IBTC_ENTRIES`] pairs of
     /// (guest target, host address of its block), indexed by target bits 11:2.
@@ -33,8 +35,8 @@ pub struct GuestState {
     pub ras_top: u64,
 }
 
-/// Entries of the shadow return stack.
-pub const RAS_ENTRIES: usize = 16;
+/// Entries of the shadow return stack (a 4 KiB ring).
+pub const RAS_ENTRIES: usize = 256;
 /// Entries of the indirect branch target cache.
 pub const IBTC_ENTRIES: usize = 1024;
 /// A guest address that no entry matches (guest addresses are below 2^32).
@@ -69,6 +71,8 @@ pub const fn off_r(n: u8) -> u32 {
 }
 /// Byte offset of [`GuestState::nzcv`].
 pub const OFF_NZCV: u32 = 64;
+/// Byte offset of [`GuestState::addr_hi`].
+pub const OFF_ADDR_HI: u32 = 68;
 /// Byte offset of [`GuestState::budget`].
 pub const OFF_BUDGET: u32 = 72;
 /// Byte offset of [`GuestState::link_site`].
@@ -84,6 +88,7 @@ pub const OFF_RAS_TOP: u32 = 112;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
+    assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);
     assert!(core::mem::offset_of!(GuestState, link_site) == OFF_LINK_SITE as usize);
     assert!(core::mem::offset_of!(GuestState, exit) == OFF_EXIT as usize);

@@ -412,6 +412,11 @@ pub fn ls_reg(op: Ls, rt: u8, rn: u8, rm: u8) -> u32 {
         | rt as u32
 }
 
+/// `LDR*/STR* Rt, [Xn|SP, Xm, LSL #scale]` (`scaled`) or `[Xn|SP, Xm]`.
+pub fn ls_reg_lsl(op: Ls, rt: u8, rn: u8, rm: u8, scaled: bool) -> u32 {
+    ls_reg(op, rt, rn, rm) | (scaled as u32) << 12
+}
+
 /// `STP Xt1, Xt2, [Xn|SP, #imm]!` (pre-index, `imm` a multiple of 8).
 pub fn x_stp_pre(rt: u8, rt2: u8, rn: u8, imm: i32) -> u32 {
     0xa980_0000

@@ -57,6 +57,11 @@ pub fn x_add_reg(rd: u8, rn: u8, rm: u8) -> u32 {
     0x8b00_0000 | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32
 }
 
+/// `SUB Xd, Xn, Xm`.
+pub fn x_sub_reg(rd: u8, rn: u8, rm: u8) -> u32 {
+    0xcb00_0000 | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32
+}
+
 /// `ANDS Xd, Xn, Xm` (`TST Xn, Xm` with `rd = 31`).
 pub fn x_ands_reg(rd: u8, rn: u8, rm: u8) -> u32 {
     0xea00_0000 | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32

@@ -4,15 +4,18 @@ use alloc::vec::Vec;
 
 use super::asm::{Asm, Label};
 use super::enc::{self, Ls};
+use super::enc_alu;
 use super::indirect;
 use super::lower::{self, Lowered};
-use super::{BUDGET, IBTC, RAS, RAS_TOP, SP, STATE, T_ADDR, T_FLAGS, T_OP2, T_PCV};
+use super::{
+    BUDGET, IBTC, RAS, RAS_TOP, SP, STATE, T_ADDR, T_AMT, T_FLAGS, T_OP2, T_PCV, T_RES, T_TMP,
+};
 use crate::decode::{Insn, Op};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_BUDGET, OFF_EXIT, OFF_IBTC_BASE,
-    OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_EXIT,
+    OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 
 /// Callee-saved host registers the prologue saves (pairs), then x29/x30.
@@ -53,18 +56,52 @@ pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
 enum StubKind {
     /// A linkable direct exit whose branch is at this cache offset.
     Link(usize),
+    /// A direct exit that is not linked (the budget ran out on a loop's back-edge).
+    Plain,
     /// A side exit of the instruction whose host code starts at this cache offset.
     Side(usize),
+    /// A linkable exit out of the body after this many guest instructions (a loop's
+    /// exit from an unrolled copy), placed after the body.
+    Exit(usize),
+    /// The budget ran out at a conditional back-edge: `B.cond taken`, else `B not_taken`
+    /// (both exit stubs).
+    Slow {
+        cond: u8,
+        taken: Label,
+        not_taken: Label,
+    },
 }
 
 /// An exit stub to emit after the block body: its label, guest PC and kind.
 type Stub = (Label, u32, StubKind);
 
 /// A linkable exit to guest `target`: leave when the budget cannot cover another block,
-/// else take the branch at `site` (to the stub until linked).
-fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u32) {
+/// else take the branch at `site` (to the stub until linked). Returns the stub's label.
+fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u32) -> Label {
     let s = a.label();
     a.tbnz_to(BUDGET, 63, s);
+    link_site(a, stubs, exits, target, s)
+}
+
+/// A linkable exit whose budget check was made before (or is made by whoever jumps
+/// here: a return through the shadow return stack checks it).
+fn link_unchecked(
+    a: &mut Asm,
+    stubs: &mut Vec<Stub>,
+    exits: &mut Vec<ExitSite>,
+    target: u32,
+) -> Label {
+    let s = a.label();
+    link_site(a, stubs, exits, target, s)
+}
+
+fn link_site(
+    a: &mut Asm,
+    stubs: &mut Vec<Stub>,
+    exits: &mut Vec<ExitSite>,
+    target: u32,
+    s: Label,
+) -> Label {
     let site = a.here();
     a.b_to(s);
     stubs.push((s, target, StubKind::Link(site)));
@@ -73,6 +110,7 @@ fn link(a: &mut Asm, stubs: &mut Vec<Stub>, exits: &mut Vec<ExitSite>, target: u
         stub: 0,
         target,
     });
+    s
 }
 
 /// Counts down the budget by the `n` guest instructions executed since block entry.
@@ -120,35 +158,38 @@ fn is_return(op: &Op) -> bool {
 /// Leaves to the guest address in `src` with interworking (`BX` semantics): the exit of
 /// `BX`/`BLX` register and of every instruction that writes the PC. Returns and other
 /// indirect branches stay in the code cache when the shadow return stack or the target
-/// cache has the target; otherwise the dispatcher takes over.
-fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect, thumb: bool) {
+/// cache has the target; otherwise the dispatcher takes over. Both hold targets with the
+/// instruction-set bit, so a hit may change the instruction set: every exit of translated
+/// code tells the dispatcher which one it is in.
+fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
+    let src = if [T_RES, T_AMT, T_TMP].contains(&src) {
+        a.put(enc::w_mov(T_ADDR, src));
+        T_ADDR
+    } else {
+        src
+    };
+    if kind == Indirect::Return {
+        let miss = a.label();
+        indirect::pop_return(a, src, miss);
+        a.bind(miss);
+    }
+    if kind != Indirect::Dispatch {
+        let miss = a.label();
+        indirect::lookup(a, src, miss);
+        a.bind(miss);
+    }
     if src != T_ADDR {
         a.put(enc::w_mov(T_ADDR, src));
     }
-    // Translated code does not switch instruction sets: a target in the other one (bit
-    // 0) goes to the dispatcher, so an entry of the other set never matches.
-    let dispatch = a.label();
-    if kind != Indirect::Dispatch {
-        if thumb {
-            a.tbz_to(T_ADDR, 0, dispatch);
-        } else {
-            a.tbnz_to(T_ADDR, 0, dispatch);
-        }
-    }
-    if kind == Indirect::Return {
-        let miss = a.label();
-        indirect::pop_return(a, miss);
-        a.bind(miss);
-    }
-    if kind != Indirect::Dispatch {
-        let miss = a.label();
-        indirect::lookup(a, miss);
-        a.bind(miss);
-    }
-    a.bind(dispatch);
     a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
     a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
     a.b_abs(rt.epilogue);
+}
+
+/// Whether the not-taken path of `op` (with condition `cond`) goes on to the next
+/// instruction.
+fn falls_through(op: &Op, cond: u8) -> bool {
+    cond < 14 || matches!(op, Op::Cbz { .. })
 }
 
 /// An exit stub: guest PC, link site and reason into the scratch registers, then the
@@ -187,6 +228,8 @@ impl CodeGen for A64Gen {
         a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
+        // Translated code keeps the return stack's top as a pointer.
+        a.put(enc_alu::x_add_reg(RAS_TOP, RAS, RAS_TOP));
         for n in (0..14u8).step_by(2) {
             a.put(enc::w_ldp(n, n + 1, STATE, off_r(n) as i32));
         }
@@ -197,6 +240,8 @@ impl CodeGen for A64Gen {
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_r(15)));
         a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_EXIT));
         a.put(enc::ls_uimm(Ls::StrX, T_FLAGS, STATE, OFF_LINK_SITE));
+        a.put(enc::x_ubfx(T_OP2, T_ADDR, 32, 32));
+        a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_ADDR_HI));
         for n in (0..14u8).step_by(2) {
             a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
         }
@@ -204,6 +249,7 @@ impl CodeGen for A64Gen {
         a.put(enc::mrs_nzcv(T_ADDR));
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
         a.put(enc::ls_uimm(Ls::StrX, BUDGET, STATE, OFF_BUDGET));
+        a.put(enc_alu::x_sub_reg(RAS_TOP, RAS_TOP, RAS));
         a.put(enc::ls_uimm(Ls::StrX, RAS_TOP, STATE, OFF_RAS_TOP));
         for (k, &(r1, r2)) in SAVED_PAIRS.iter().enumerate() {
             a.put(enc::x_ldp(r1, r2, SP, 16 * (k as i32 + 1)));
@@ -221,6 +267,10 @@ impl CodeGen for A64Gen {
         // Stubs are emitted after the body; remember what each needs.
         let mut stubs: Vec<Stub> = Vec::new();
         let mut insn_starts = Vec::with_capacity(n);
+        let head = a.label();
+        a.bind(head);
+        // Whether the block's end was made by its last instruction (a loop's back-edge).
+        let mut end_done = false;
         for (k, gi) in block.insns.iter().enumerate() {
             let start = a.here();
             insn_starts.push((start - at) as u32);
@@ -229,87 +279,117 @@ impl CodeGen for A64Gen {
             // The return address a call writes to LR (Thumb: with bit 0 set).
             let lr = next | thumb as u32;
             let cond = gi.insn.cond;
+            // A conditional branch does not end the block: when it is not taken, the
+            // block goes on with the next instruction (and charges it at a later exit).
+            let skip = a.label();
             match gi.insn.op {
                 Op::It { .. } => {} // its conditions are on the instructions it covers
                 Op::B { off } | Op::Bl { off } => {
                     let target = pc_read.wrapping_add(off as u32);
                     let is_bl = matches!(gi.insn.op, Op::Bl { .. });
-                    charge(&mut a, k + 1);
-                    if cond < 14 {
+                    let self_loop = !is_bl && target == block.key.pc;
+                    if self_loop && cond < 14 && k + 1 == n && block.end == End::Next(next) {
+                        // A loop's back-edge that ends the block: one budget check for
+                        // both ways, and the loop branches straight to its head.
+                        charge(&mut a, k + 1);
+                        let slow = a.label();
+                        a.tbnz_to(BUDGET, 63, slow);
+                        a.b_cond_to(cond, head);
+                        let not_taken = link_unchecked(&mut a, &mut stubs, &mut exits, next);
                         let taken = a.label();
-                        a.b_cond_to(cond, taken);
-                        link(&mut a, &mut stubs, &mut exits, next);
-                        a.bind(taken);
+                        stubs.push((taken, target, StubKind::Plain));
+                        stubs.push((
+                            slow,
+                            0,
+                            StubKind::Slow {
+                                cond,
+                                taken,
+                                not_taken,
+                            },
+                        ));
+                        end_done = true;
+                        continue;
                     }
+                    if !is_bl && cond < 14 && block.insns.get(k + 1).is_some_and(|g| g.pc == target)
+                    {
+                        // The block goes on at the target (an unrolled loop): the
+                        // fall-through is the exit, out of the body.
+                        let out = a.label();
+                        a.b_cond_to(cond ^ 1, out);
+                        stubs.push((out, next, StubKind::Exit(k + 1)));
+                        a.bind(skip);
+                        continue;
+                    }
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    charge(&mut a, k + 1);
                     if is_bl {
                         mov32(&mut a, 14, lr);
                         let cont = a.label();
                         indirect::push_return(&mut a, 14, cont);
                         link(&mut a, &mut stubs, &mut exits, target);
-                        // Where a matching return continues: a linkable exit to the
-                        // instruction after the call.
+                        // Where a matching return continues (the return checked the
+                        // budget): a linkable exit to the instruction after the call.
                         a.bind(cont);
-                        link(&mut a, &mut stubs, &mut exits, next);
+                        link_unchecked(&mut a, &mut stubs, &mut exits, next);
+                    } else if self_loop {
+                        let out = a.label();
+                        stubs.push((out, target, StubKind::Plain));
+                        a.tbnz_to(BUDGET, 63, out);
+                        a.b_to(head);
                     } else {
                         link(&mut a, &mut stubs, &mut exits, target);
                     }
                 }
                 Op::Cbz { nonzero, rn, off } => {
+                    a.cbz_to(!nonzero, rn, skip);
                     charge(&mut a, k + 1);
-                    let taken = a.label();
-                    a.cbz_to(nonzero, rn, taken);
-                    link(&mut a, &mut stubs, &mut exits, next);
-                    a.bind(taken);
                     link(&mut a, &mut stubs, &mut exits, pc_read.wrapping_add(off));
                 }
                 Op::Bx { rm } | Op::Blx { rm } => {
-                    charge(&mut a, k + 1);
-                    let skip = a.label();
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
-                    a.put(enc::w_mov(T_ADDR, rm));
+                    charge(&mut a, k + 1);
                     if matches!(gi.insn.op, Op::Blx { .. }) {
+                        // The target before LR is written (BLX LR).
+                        let src = if rm == 14 {
+                            a.put(enc::w_mov(T_ADDR, rm));
+                            T_ADDR
+                        } else {
+                            rm
+                        };
                         mov32(&mut a, 14, lr);
                         let cont = a.label();
                         indirect::push_return(&mut a, 14, cont);
-                        exit_bx(&mut a, rt, T_ADDR, Indirect::Jump, thumb);
+                        exit_bx(&mut a, rt, src, Indirect::Jump);
                         a.bind(cont);
-                        link(&mut a, &mut stubs, &mut exits, next);
+                        link_unchecked(&mut a, &mut stubs, &mut exits, next);
                     } else {
                         let kind = if is_return(&gi.insn.op) {
                             Indirect::Return
                         } else {
                             Indirect::Jump
                         };
-                        exit_bx(&mut a, rt, T_ADDR, kind, thumb);
-                    }
-                    a.bind(skip);
-                    if cond < 14 {
-                        link(&mut a, &mut stubs, &mut exits, next);
+                        exit_bx(&mut a, rt, rm, kind);
                     }
                 }
                 Op::BlxImm { off } => {
                     // Changes the instruction set: through the dispatcher. Conditional
                     // only in an IT block.
-                    charge(&mut a, k + 1);
-                    let skip = a.label();
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
+                    charge(&mut a, k + 1);
                     let target = (pc_read & !3).wrapping_add(off as u32) | !thumb as u32;
                     mov32(&mut a, 14, lr);
                     mov32(&mut a, T_ADDR, target);
-                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch, thumb);
-                    a.bind(skip);
-                    if cond < 14 {
-                        link(&mut a, &mut stubs, &mut exits, next);
-                    }
+                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch);
                 }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the
                     // instruction is charged, so a fault in it is exact.
-                    let skip = a.label();
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
@@ -327,50 +407,77 @@ impl CodeGen for A64Gen {
                     } else {
                         Indirect::Jump
                     };
-                    exit_bx(&mut a, rt, T_PCV, kind, thumb);
+                    exit_bx(&mut a, rt, T_PCV, kind);
                     if let Some(l) = side {
                         stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
-                    a.bind(skip);
-                    if cond < 14 {
-                        charge(&mut a, k + 1);
-                        link(&mut a, &mut stubs, &mut exits, next);
-                    }
                 }
                 _ => {
-                    let skip = a.label();
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
                     let mut side = None;
-                    let r = lower::lower(&mut a, &gi.insn, pc_read, &mut side);
+                    let r = if block.wraps.contains(&gi.pc) {
+                        lower::lower_wrapping(&mut a, &gi.insn, pc_read, &mut side)
+                    } else {
+                        lower::lower(&mut a, &gi.insn, pc_read, &mut side)
+                    };
                     debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
                     if let Some(l) = side {
                         stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
-                    a.bind(skip);
                 }
             }
+            a.bind(skip);
         }
         match block.end {
-            End::Branch => {}
+            _ if end_done => {}
+            End::Branch => {
+                // The front end ends a block only at a branch that is always taken; a
+                // conditional one at the end still gets its fall-through exit.
+                if let Some(last) = block.insns.last() {
+                    if falls_through(&last.insn.op, last.insn.cond) {
+                        charge(&mut a, n);
+                        link(&mut a, &mut stubs, &mut exits, block.guest_end());
+                    }
+                }
+            }
             End::Next(pc) => {
                 charge(&mut a, n);
                 link(&mut a, &mut stubs, &mut exits, pc);
             }
             End::Fallback(pc) => {
                 charge(&mut a, n);
-                stub(&mut a, rt, pc, None, EXIT_FALLBACK);
+                stub(&mut a, rt, pc | thumb as u32, None, EXIT_FALLBACK);
             }
         }
         let mut e = 0;
-        for (l, pc, kind) in stubs {
+        let mut i = 0;
+        // Exits out of the body add stubs of their own, after the others.
+        while let Some(&(l, pc, kind)) = stubs.get(i) {
+            i += 1;
             a.bind(l);
+            if let StubKind::Exit(count) = kind {
+                charge(&mut a, count);
+                link(&mut a, &mut stubs, &mut exits, pc);
+                continue;
+            }
+            let pc = pc | thumb as u32;
             match kind {
+                StubKind::Exit(_) => unreachable!(),
                 StubKind::Link(site) => {
                     exits[e].stub = a.here();
                     e += 1;
                     stub(&mut a, rt, pc, Some(site), EXIT_BRANCH);
+                }
+                StubKind::Plain => stub(&mut a, rt, pc, None, EXIT_BRANCH),
+                StubKind::Slow {
+                    cond,
+                    taken,
+                    not_taken,
+                } => {
+                    a.b_cond_to(cond, taken);
+                    a.b_to(not_taken);
                 }
                 StubKind::Side(start) => {
                     // As if the instruction's first access had faulted: the engine finds

@@ -9,51 +9,55 @@
 
 use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Logic};
-use super::{BUDGET, IBTC, RAS, RAS_TOP, T_ADDR, T_AMT, T_PCV, T_TMP};
+use super::{BUDGET, IBTC, RAS_TOP, T_AMT, T_PCV, T_RES, T_TMP};
+use crate::translate::state::RAS_ENTRIES;
 
-/// The ring mask of [`RAS_TOP`] (16 entries of 16 bytes).
-const RING: u32 = 0xf0;
+/// The ring's size in bytes ([`RAS_ENTRIES`] entries of 16 bytes); the engine aligns
+/// it to twice its size, so that [`RAS_TOP`], a pointer into it, wraps by clearing this
+/// bit after a push and by keeping its low bits after a pop.
+pub const RING_BYTES: u64 = (RAS_ENTRIES * 16) as u64;
 
-fn ring(a: &mut Asm) {
-    let (immr, imms) = enc::logic_imm32(RING).expect("0xf0 is a bitmask immediate");
-    a.put(enc::w_logic_imm(Logic::And, RAS_TOP, RAS_TOP, immr, imms));
-}
-
-/// A call: pushes (guest `lr`, host `cont`) on the shadow return stack (5 instructions).
+/// A call: pushes (guest `lr`, host `cont`) on the shadow return stack (3 instructions).
+/// The pre-indexed store past the ring's last entry lands in a spare entry after it and
+/// is lost (the ring is a predictor: a lost or stale entry only makes a return miss).
 pub fn push_return(a: &mut Asm, lr: u8, cont: Label) {
-    a.put(enc::w_addsub_imm(AddSub::Add, RAS_TOP, RAS_TOP, 16, false));
-    ring(a);
-    a.put(enc::x_add_reg(T_TMP, RAS, RAS_TOP));
     a.adr_to(T_PCV, cont);
-    a.put(enc::x_stp(lr, T_PCV, T_TMP, 0));
+    a.put(enc::x_stp_pre(lr, T_PCV, RAS_TOP, 16));
+    // AND X26, X26, #~RING_BYTES (N = 1, 63 ones rotated so that the zero is bit 12).
+    const _: () = assert!(RING_BYTES == 1 << 12);
+    a.put(enc::x_logic_imm(Logic::And, RAS_TOP, RAS_TOP, true, 51, 62));
 }
 
-/// A return to the guest address in [`T_ADDR`]: pops the shadow return stack and, if the
-/// top entry is for this address and the budget allows, jumps to its host address;
-/// otherwise goes on to `miss` (7 instructions).
-pub fn pop_return(a: &mut Asm, miss: Label) {
-    a.put(enc::x_add_reg(T_TMP, RAS, RAS_TOP));
-    a.put(enc::x_ldp(T_PCV, T_AMT, T_TMP, 0));
-    a.put(enc::w_addsub_imm(AddSub::Sub, RAS_TOP, RAS_TOP, 16, false));
-    ring(a);
-    jump_if_match(a, miss);
+/// A return to the guest address (with the instruction-set bit, as the branch writes
+/// it) in `src`: pops the shadow return stack and, if the top entry is for this address
+/// and the budget allows, jumps to its host address; otherwise goes on to `miss` (7
+/// instructions). An entry's address has the instruction-set bit of the code that pushed
+/// it, so a match also means the same instruction set.
+pub fn pop_return(a: &mut Asm, src: u8, miss: Label) {
+    debug_assert!(![T_RES, T_AMT, T_TMP].contains(&src));
+    a.put(enc::x_ldp(T_RES, T_AMT, RAS_TOP, 0));
+    a.put(enc::x_addsub_imm(AddSub::Sub, T_TMP, RAS_TOP, 16));
+    a.put(enc::x_bfxil(RAS_TOP, T_TMP, 0, 12));
+    jump_if_match(a, src, miss);
 }
 
-/// An indirect branch to the guest address in [`T_ADDR`]: looks the target up in the
-/// target cache and jumps to its block if present and the budget allows; otherwise goes
-/// on to `miss` (7 instructions).
-pub fn lookup(a: &mut Asm, miss: Label) {
-    a.put(enc::x_ubfx(T_TMP, T_ADDR, 2, 10));
+/// An indirect branch to the guest address in `src`: looks the target up in the target
+/// cache (entries hold the target with the instruction-set bit, see
+/// [`Dbt`](crate::translate::Dbt)) and jumps to its block if present and the budget
+/// allows; otherwise goes on to `miss` (7 instructions).
+pub fn lookup(a: &mut Asm, src: u8, miss: Label) {
+    debug_assert!(![T_RES, T_AMT, T_TMP].contains(&src));
+    a.put(enc::x_ubfx(T_TMP, src, 2, 10));
     a.put(enc::x_add_lsl(T_TMP, IBTC, T_TMP, 4));
-    a.put(enc::x_ldp(T_PCV, T_AMT, T_TMP, 0));
-    jump_if_match(a, miss);
+    a.put(enc::x_ldp(T_RES, T_AMT, T_TMP, 0));
+    jump_if_match(a, src, miss);
 }
 
-/// With (guest, host) in ([`T_PCV`], [`T_AMT`]): `BR host` if guest is [`T_ADDR`] and the
+/// With (guest, host) in ([`T_RES`], [`T_AMT`]): `BR host` if guest is `src` and the
 /// budget is not spent.
-fn jump_if_match(a: &mut Asm, miss: Label) {
-    a.put(enc::x_eor_reg(T_PCV, T_PCV, T_ADDR));
-    a.cbnz_to(T_PCV, miss);
+fn jump_if_match(a: &mut Asm, src: u8, miss: Label) {
+    a.put(enc::x_eor_reg(T_RES, T_RES, src));
+    a.cbnz_to(T_RES, miss);
     a.tbnz_to(BUDGET, 63, miss);
     a.put(enc::br(T_AMT));
 }

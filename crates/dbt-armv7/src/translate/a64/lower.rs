@@ -59,7 +59,7 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
             rt: 15,
             addr,
             unpriv: false,
-        } if !(addr.wback && addr.rn == 15) => mem_to(a, Ls::Ldr, T_PCV, addr, pc_read),
+        } if !(addr.wback && addr.rn == 15) => mem_to(a, Ls::Ldr, T_PCV, addr, pc_read, false),
         Op::Multi {
             load: true,
             rn,
@@ -160,7 +160,7 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             rt,
             addr,
             unpriv: false,
-        } => mem(a, load, size, signed, rt, addr, pc_read),
+        } => mem(a, load, size, signed, rt, addr, pc_read, false),
         Op::MemDual {
             load,
             rt,
@@ -205,6 +205,23 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             Lowered::Done
         }
         _ => Lowered::Unsupported,
+    }
+}
+
+/// [`lower`] for an instruction whose host address wrapped past 4 GiB before (a host
+/// fault in the guard region): a single load or store computes its address in 32 bits
+/// (two instructions), as the guest does, instead of in the host's addressing mode.
+pub fn lower_wrapping(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
+    match i.op {
+        Op::Mem {
+            load,
+            size,
+            signed,
+            rt,
+            addr,
+            unpriv: false,
+        } => mem(a, load, size, signed, rt, addr, pc_read, true),
+        _ => lower(a, i, pc_read, side),
     }
 }
 
@@ -445,7 +462,9 @@ fn logical(
     Lowered::Done
 }
 
-/// `LDR/STR{B,H,SB,SH}` with immediate or (immediately) shifted register offsets.
+/// `LDR/STR{B,H,SB,SH}` with immediate or (immediately) shifted register offsets;
+/// `wrap32`: the address is computed in 32 bits (see [`lower_wrapping`]).
+#[allow(clippy::too_many_arguments)]
 fn mem(
     a: &mut Asm,
     load: bool,
@@ -454,6 +473,7 @@ fn mem(
     rt: u8,
     addr: crate::decode::Addr,
     pc: u32,
+    wrap32: bool,
 ) -> Lowered {
     let ls = match (load, size, signed) {
         (false, Size::B, _) => Ls::Strb,
@@ -475,11 +495,11 @@ fn mem(
     } else {
         rt
     };
-    mem_to(a, ls, t, addr, pc)
+    mem_to(a, ls, t, addr, pc, wrap32)
 }
 
 /// The access `ls` of host register `t` at `addr` (see [`mem`]).
-fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32) -> Lowered {
+fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32, wrap32: bool) -> Lowered {
     // The offset as an add/sub operand.
     enum Off {
         Imm(u32),
@@ -510,11 +530,22 @@ fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32) -> Low
     // path then runs the instruction in the interpreter, which wraps. See the README's
     // host requirements.
     let simm = match off {
+        _ if wrap32 => None,
         Off::Imm(i) if addr.add => Some(i as i32),
         Off::Imm(i) if i <= 256 => Some(-(i as i32)),
         _ => None,
     };
     let scale = ls.scale();
+    // `[rn, rm, LSL #scale]` (or `#0`) in one host instruction, the host adding in 64
+    // bits as for `[rn, #imm]`. Compiled code does wrap there (a base below a negative
+    // index): such an access faults in the guard region, and the engine translates the
+    // instruction again with `wrap32`.
+    if let Off::Reg(rm, Sh::Lsl, amt) = off {
+        if !wrap32 && addr.index && !addr.wback && addr.add && (amt == 0 || amt as u32 == scale) {
+            a.put(enc::ls_reg_lsl(ls, t, base, rm, amt != 0));
+            return Lowered::Done;
+        }
+    }
     if !addr.index {
         // Post-indexed: access at the base, then write back base +- offset (wrapping).
         a.put(enc::ls_uimm(ls, t, base, 0));

@@ -120,20 +120,27 @@ pub fn multi(
         (false, false) => 4 - 4 * n as i32,
         (false, true) => -4 * n as i32,
     };
-    let base = if first == 0 {
-        rn
-    } else {
-        add_imm(a, T_ADDR, rn, first > 0, first.unsigned_abs());
-        T_ADDR
-    };
-    check_word(a, base, side);
-    // (register, offset) in memory order; for loads the base and the PC come last.
+    // The accesses are at offsets from the base register itself (-64..64): an address
+    // that a guest would wrap lands in the host's guard regions and faults, as for
+    // `[rn, #imm]`. The offsets are multiples of 4, so the base's alignment is theirs.
+    check_word(a, rn, side);
+    // (register, offset) in memory order; for loads the base comes last.
     let slots: alloc::vec::Vec<(u8, i32)> = (0..16u8)
         .filter(|r| list & (1 << r) != 0)
         .enumerate()
-        .map(|(j, r)| (r, 4 * j as i32))
+        .map(|(j, r)| (r, first + 4 * j as i32))
         .collect();
-    let late = |r: u8| load && (r == rn || r == 15);
+    let late = |r: u8| load && r == rn;
+    // A loaded PC goes to T_PCV.
+    let host = |r: u8| if r == 15 { T_PCV } else { r };
+    let single = |a: &mut Asm, r: u8, o: i32| {
+        let op = if load { Ls::Ldr } else { Ls::Str };
+        if o >= 0 {
+            a.put(enc::ls_uimm(op, host(r), rn, o as u32));
+        } else {
+            a.put(enc::ls_unscaled(op, host(r), rn, o));
+        }
+    };
     let mut k = 0;
     while k < slots.len() {
         let (r, o) = slots[k];
@@ -144,30 +151,20 @@ pub fn multi(
         match slots.get(k + 1) {
             Some(&(r2, _)) if !late(r2) => {
                 if load {
-                    a.put(enc::w_ldp(r, r2, base, o));
+                    a.put(enc::w_ldp(host(r), host(r2), rn, o));
                 } else {
-                    a.put(enc::w_stp(r, r2, base, o));
+                    a.put(enc::w_stp(r, r2, rn, o));
                 }
                 k += 2;
             }
             _ => {
-                a.put(enc::ls_uimm(
-                    if load { Ls::Ldr } else { Ls::Str },
-                    r,
-                    base,
-                    o as u32,
-                ));
+                single(a, r, o);
                 k += 1;
             }
         }
     }
-    // The PC before the base: the base may be the address register.
-    let mut lates: alloc::vec::Vec<(u8, i32)> =
-        slots.iter().copied().filter(|s| late(s.0)).collect();
-    lates.sort_by_key(|s| s.0 != 15);
-    for (r, o) in lates {
-        let t = if r == 15 { T_PCV } else { r };
-        a.put(enc::ls_uimm(Ls::Ldr, t, base, o as u32));
+    if let Some(&(r, o)) = slots.iter().find(|s| late(s.0)) {
+        single(a, r, o);
     }
     if wback {
         add_imm(a, rn, rn, inc, 4 * n);
