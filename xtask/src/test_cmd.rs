@@ -107,6 +107,16 @@ pub fn reproduce_command(run: &Run<'_>) -> String {
         }
         ScenarioVms::Config(c) => args.extend(["--config".into(), c.clone()]),
     }
+    match s.boot.platform {
+        Some(p) => args.extend(["--platform".into(), p.name().into()]),
+        None if s.boot.uefi => {
+            args.push("--uefi".into());
+            if s.boot.acpi {
+                args.push("--acpi".into());
+            }
+        }
+        None => {}
+    }
     if let Some(smp) = s.smp {
         args.extend(["--smp".into(), smp.to_string()]);
     }

@@ -9,8 +9,10 @@
 extern crate alloc;
 
 pub mod bootargs;
+pub mod dbt_runtime;
 pub mod devices;
 pub mod exits;
+pub mod firmware;
 pub mod guest_arch;
 pub mod guest_fdt;
 pub mod idregs;

@@ -7,8 +7,10 @@ use fdt::Fdt;
 
 mod fdt_check;
 
-/// Largest number of RAM ranges and CPUs recorded.
-pub const MAX_MEM_RANGES: usize = 16;
+pub use fdt_check::strip_nops as strip_fdt_nops;
+
+/// Largest number of RAM ranges recorded (a UEFI memory map, merged, can have dozens).
+pub const MAX_MEM_RANGES: usize = 64;
 /// Largest number of CPUs recorded.
 pub const MAX_CPUS: usize = 256;
 
@@ -139,15 +141,10 @@ fn intid(kind: u32, number: u32) -> u32 {
 }
 
 impl<'a> PlatformInfo<'a> {
-    /// Parses the device tree blob `dtb` located at physical address `dtb_pa`.
-    pub fn parse(dtb: &'a [u8], dtb_pa: u64) -> Result<Self, PlatformError> {
-        // The `fdt` crate panics on a malformed structure block: check it first.
-        if !fdt_check::is_walkable(dtb) {
-            return Err(PlatformError::BadDtb);
-        }
-        let fdt = Fdt::new(dtb).map_err(|_| PlatformError::BadDtb)?;
-        let mut info = PlatformInfo {
-            mem: [Range::default(); MAX_MEM_RANGES],
+    /// A machine with nothing found yet (what ACPI discovery starts from).
+    pub const fn empty() -> Self {
+        PlatformInfo {
+            mem: [Range { base: 0, size: 0 }; MAX_MEM_RANGES],
             mem_count: 0,
             cpus: [0; MAX_CPUS],
             cpu_count: 0,
@@ -159,13 +156,30 @@ impl<'a> PlatformInfo<'a> {
             initrd: None,
             bootargs: "",
             is_qemu_virt: false,
-            dtb: Range {
-                base: dtb_pa,
-                size: fdt.total_size() as u64,
-            },
-            virtio: [Range::default(); MAX_VIRTIO],
+            dtb: Range { base: 0, size: 0 },
+            virtio: [Range { base: 0, size: 0 }; MAX_VIRTIO],
             virtio_count: 0,
             virtio_intid: [0; MAX_VIRTIO],
+        }
+    }
+
+    /// Replaces the RAM ranges (e.g. by the UEFI memory map's), up to [`MAX_MEM_RANGES`].
+    pub fn set_memory(&mut self, ram: &[Range]) {
+        self.mem_count = ram.len().min(MAX_MEM_RANGES);
+        self.mem[..self.mem_count].copy_from_slice(&ram[..self.mem_count]);
+    }
+
+    /// Parses the device tree blob `dtb` located at physical address `dtb_pa`.
+    pub fn parse(dtb: &'a [u8], dtb_pa: u64) -> Result<Self, PlatformError> {
+        // The `fdt` crate panics on a malformed structure block: check it first.
+        if !fdt_check::is_walkable(dtb) {
+            return Err(PlatformError::BadDtb);
+        }
+        let fdt = Fdt::new(dtb).map_err(|_| PlatformError::BadDtb)?;
+        let mut info = PlatformInfo::empty();
+        info.dtb = Range {
+            base: dtb_pa,
+            size: fdt.total_size() as u64,
         };
         for node in fdt.all_nodes() {
             if node.name == "memory" || node.name.starts_with("memory@") {

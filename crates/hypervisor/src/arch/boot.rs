@@ -1,12 +1,12 @@
 //! Image header and first instructions: entered at EL2 with the MMU off and x0 = the host
-//! device tree (arm64 boot protocol). The image is a static position-independent
+//! device tree (arm64 boot protocol), or through the PE/COFF header by UEFI firmware. The image is a static position-independent
 //! executable: [`_start`] applies its own `R_AARCH64_RELATIVE` relocations (`.rela.dyn`,
 //! produced by linking with `-pie`, see `build.rs`) for wherever it was placed, so any
 //! 4 KiB-aligned load address works (the header's flags bit 3 says "anywhere in RAM").
 //! Then it sets up the boot stack, clears .bss, installs the EL2 vectors and calls
-//! [`crate::arch::start::primary_main`].
+//! `hv_primary_main` (`arch/start.rs`).
 //!
-//! The UEFI entry (`arch/uefi_entry.rs`) reaches `hv_relocate` first (with the firmware's
+//! The UEFI entry (`arch/uefi/mod.rs`) reaches `hv_relocate` first (with the firmware's
 //! MMU on) and, after ExitBootServices, `_start` again: relocating is idempotent (each
 //! word is set to `addend + delta`, never adjusted in place).
 
@@ -16,8 +16,10 @@ core::arch::global_asm!(
 .global _start
 .global _head
 _head:
-    b       _start                  // code0
-    .long   0                       // code1
+    // code0: "MZ", the MS-DOS/PE signature UEFI looks for, which as an instruction is
+    // `ccmp x18, #0, #0xd, pl` (changes only flags); code1: the jump to the real entry.
+    .long   0xfa405a4d
+    b       _start
     .quad   0x80000                 // text_offset
     .quad   __image_end - _head     // image_size (includes .bss)
     .quad   0xa                     // flags: LE (bit 0 = 0), 4K pages (bits 1-2 = 1),
@@ -26,7 +28,61 @@ _head:
     .quad   0
     .quad   0
     .ascii  "ARM\x64"               // magic
-    .long   0
+    .long   .Lpe_header - _head     // at 0x3c, as in an MS-DOS stub: the PE header
+
+// PE32+ header (Microsoft PE/COFF spec, UEFI 2.10 section 2.1.1): one section that spans
+// the image from 4 KiB on, readable, writable and executable (the image relocates itself
+// in place, so the base-relocation directory is empty and the loader places it anywhere,
+// 4 KiB aligned). The file layout is the memory layout; .bss is the zero-filled tail of the
+// section's VirtualSize.
+.Lpe_header:
+    .ascii  "PE\0\0"
+    .short  0xaa64                  // Machine: IMAGE_FILE_MACHINE_ARM64
+    .short  1                       // NumberOfSections
+    .long   0                       // TimeDateStamp
+    .long   0                       // PointerToSymbolTable
+    .long   0                       // NumberOfSymbols
+    .short  .Lsection_table - .Loptional_header // SizeOfOptionalHeader
+    .short  0x0206                  // EXECUTABLE_IMAGE | LINE_NUMS_STRIPPED | DEBUG_STRIPPED
+.Loptional_header:
+    .short  0x20b                   // PE32+
+    .byte   0x02, 0x14              // linker version
+    .long   __pe_file_end - .Lpe_text_start // SizeOfCode
+    .long   0                       // SizeOfInitializedData
+    .long   0                       // SizeOfUninitializedData
+    .long   hv_efi_entry - _head    // AddressOfEntryPoint (arch/uefi/mod.rs)
+    .long   .Lpe_text_start - _head // BaseOfCode
+    .quad   0                       // ImageBase
+    .long   0x1000                  // SectionAlignment
+    .long   0x200                   // FileAlignment
+    .short  0, 0                    // OperatingSystemVersion
+    .short  0, 0                    // ImageVersion
+    .short  0, 0                    // SubsystemVersion
+    .long   0                       // Win32VersionValue
+    .long   __image_end - _head     // SizeOfImage
+    .long   .Lpe_text_start - _head // SizeOfHeaders
+    .long   0                       // CheckSum
+    .short  10                      // Subsystem: IMAGE_SUBSYSTEM_EFI_APPLICATION
+    .short  0                       // DllCharacteristics
+    .quad   0, 0, 0, 0              // stack and heap reserve/commit
+    .long   0                       // LoaderFlags
+    .long   6                       // NumberOfRvaAndSizes
+    .quad   0, 0, 0, 0, 0, 0        // export, import, resource, exception, certificate,
+                                    // base relocation: none
+.Lsection_table:
+    .ascii  ".text\0\0\0"
+    .long   __image_end - .Lpe_text_start   // VirtualSize (with .bss)
+    .long   .Lpe_text_start - _head         // VirtualAddress
+    .long   __pe_file_end - .Lpe_text_start // SizeOfRawData
+    .long   .Lpe_text_start - _head         // PointerToRawData
+    .long   0                       // PointerToRelocations
+    .long   0                       // PointerToLinenumbers
+    .short  0                       // NumberOfRelocations
+    .short  0                       // NumberOfLinenumbers
+    .long   0xe0000060              // CNT_CODE | CNT_INITIALIZED_DATA | MEM_EXECUTE |
+                                    // MEM_READ | MEM_WRITE
+    .balign 0x1000
+.Lpe_text_start:
 
 .section .text.boot, "ax"
 _start:

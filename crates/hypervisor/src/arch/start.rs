@@ -18,7 +18,7 @@ use crate::guest_arch::{self, Decision, Execution};
 use crate::idregs::IdPolicy;
 use crate::layout;
 use crate::memmap::FreeRanges;
-use crate::platform::{fdt_total_size, HostGic, PlatformInfo, Range};
+use crate::platform::{HostGic, PlatformInfo, Range};
 
 extern "C" {
     static __image_start: u8;
@@ -35,20 +35,11 @@ fn halt() -> ! {
 /// First Rust code on the boot CPU: MMU off, at EL2, `dtb_pa` from x0.
 #[no_mangle]
 pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
-    // --- MMU off: read the device tree, pick the backend, build the identity map. ---
-    // SAFETY: the boot protocol puts a device tree at x0; only its 8-byte header is read
-    // before validation.
-    let Some(size) = (dtb_pa != 0)
-        .then(|| unsafe { fdt_total_size(dtb_pa as *const u8) })
-        .flatten()
-    else {
-        halt() // no device tree: no console to report on
-    };
-    // SAFETY: the header says the blob is `size` bytes; it stays reserved forever (it is
-    // cut out of the frame allocator below) and is never written.
-    let dtb: &'static [u8] = unsafe { core::slice::from_raw_parts(dtb_pa as *const u8, size) };
-    let Ok(info) = PlatformInfo::parse(dtb, dtb_pa) else {
-        halt()
+    // --- MMU off: read the device tree (or take the EFI entry's ACPI reading), pick the
+    // backend, build the identity map. ---
+    let handoff = super::uefi::handoff();
+    let Some((info, source)) = super::discover::discover(dtb_pa, handoff) else {
+        halt() // no description of the machine: no console to report on
     };
     let Some(uart) = info.uart else { halt() };
     // SAFETY: boot CPU, console not yet initialised, MMU off (UART reachable).
@@ -104,11 +95,12 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     unsafe { heap::init() };
     // SAFETY: the UART is identity-mapped as device memory and used only by the console.
     unsafe { console::init(uart.base) };
-    main_with_mmu(&info, feats, backend, tables)
+    main_with_mmu(&info, source, feats, backend, tables)
 }
 
 fn main_with_mmu(
     info: &PlatformInfo<'static>,
+    source: super::discover::Source,
     feats: cpu::CpuFeatures,
     backend: Backend,
     tables: usize,
@@ -120,16 +112,17 @@ fn main_with_mmu(
     crate::hv_log!("AArch64 hypervisor {} at EL2", env!("CARGO_PKG_VERSION"));
     crate::hv_log!(
         "host: {}, MIDR_EL1={:#x}, {} CPU(s), RAM {} MiB in {} range(s)",
-        if info.is_qemu_virt {
-            "QEMU virt"
-        } else {
-            "device-tree machine"
+        match (info.is_qemu_virt, source) {
+            (true, _) => "QEMU virt",
+            (false, super::discover::Source::Acpi(_)) => "ACPI machine",
+            (false, _) => "device-tree machine",
         },
         feats.midr,
         info.cpu_count,
         info.memory().iter().map(|r| r.size).sum::<u64>() >> 20,
         info.mem_count
     );
+    super::firmware_log::report(source, super::uefi::handoff());
     match info.gic {
         Some(HostGic::V2 { dist, cpu, .. }) => {
             crate::hv_log!("host GICv2: GICD {:#x}, GICC {:#x}", dist.base, cpu.base)

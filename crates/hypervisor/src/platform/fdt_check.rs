@@ -16,6 +16,7 @@ const HEADER_LEN: usize = 40;
 const FDT_BEGIN_NODE: u32 = 1;
 const FDT_END_NODE: u32 = 2;
 const FDT_PROP: u32 = 3;
+const FDT_NOP: u32 = 4;
 const FDT_END: u32 = 9;
 /// Bytes of one memory reservation entry (address and size, 64 bits each).
 const RSV_ENTRY_LEN: usize = 16;
@@ -137,9 +138,108 @@ fn walk_structs(structs: &[u8], strings: &[u8]) -> Option<()> {
     }
 }
 
+/// Removes the `FDT_NOP` tokens from `dtb`'s structure block in place (the tokens after
+/// each one move down, `size_dt_struct` shrinks; the other blocks stay where they are), so
+/// a tree from firmware that deletes nodes by overwriting them with NOPs (edk2, U-Boot)
+/// can be handed to the `fdt` crate, which does not skip them everywhere. Returns how many
+/// were removed, or `None` (and `dtb` untouched) when the header or the token stream up to
+/// `FDT_END` is not sound; [`is_walkable`] still checks the result.
+pub fn strip_nops(dtb: &mut [u8]) -> Option<usize> {
+    let word = |d: &[u8], i: usize| be32(d, 4 * i);
+    if dtb.len() < HEADER_LEN || word(dtb, 0)? != FDT_MAGIC {
+        return None;
+    }
+    let total = usize::try_from(word(dtb, 1)?).ok()?;
+    let off = usize::try_from(word(dtb, 2)?).ok()?;
+    let size = usize::try_from(word(dtb, 9)?).ok()?;
+    if total > dtb.len() || off % TOKEN_ALIGN != 0 || off.checked_add(size)? > total {
+        return None;
+    }
+    // Dry run: every token's extent inside the block, up to FDT_END.
+    let token_len = |structs: &[u8], at: usize| -> Option<(u32, usize)> {
+        let token = be32(structs, at)?;
+        let len = match token {
+            FDT_BEGIN_NODE => {
+                let (_, n) = cstr(structs.get(at + TOKEN_ALIGN..)?)?;
+                align(TOKEN_ALIGN + n)?
+            }
+            FDT_PROP => {
+                let n = usize::try_from(be32(structs, at + 4)?).ok()?;
+                align(3 * TOKEN_ALIGN + n)?
+            }
+            FDT_END_NODE | FDT_NOP | FDT_END => TOKEN_ALIGN,
+            _ => return None,
+        };
+        (at + len <= structs.len()).then_some((token, len))
+    };
+    let structs = &dtb[off..off + size];
+    let (mut at, mut nops) = (0, 0);
+    loop {
+        let (token, len) = token_len(structs, at)?;
+        at += len;
+        match token {
+            FDT_END => break,
+            FDT_NOP => nops += 1,
+            _ => {}
+        }
+    }
+    // Compact.
+    let structs = &mut dtb[off..off + size];
+    let (mut from, mut to) = (0, 0);
+    loop {
+        let (token, len) = token_len(structs, from)?;
+        if token != FDT_NOP {
+            structs.copy_within(from..from + len, to);
+            to += len;
+        }
+        from += len;
+        if token == FDT_END {
+            break;
+        }
+    }
+    let new_size = u32::try_from(to).ok()?;
+    dtb[36..40].copy_from_slice(&new_size.to_be_bytes());
+    Some(nops)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nops_are_stripped_and_the_tree_reads_the_same() {
+        let good = tiny();
+        let struct_at = HEADER_LEN + RSV_ENTRY_LEN;
+        // Insert NOPs before the child node and after it: shift the rest of the struct
+        // block up by 8 bytes (the strings block moves too; fix its offset and the sizes).
+        let mut b = good[..struct_at + 24].to_vec();
+        b.extend_from_slice(&FDT_NOP.to_be_bytes());
+        b.extend_from_slice(&good[struct_at + 24..struct_at + 36]);
+        b.extend_from_slice(&FDT_NOP.to_be_bytes());
+        b.extend_from_slice(&good[struct_at + 36..]);
+        let w = |b: &[u8], i: usize| u32::from_be_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+        let set = |b: &mut Vec<u8>, i: usize, v: u32| {
+            b[4 * i..4 * i + 4].copy_from_slice(&v.to_be_bytes())
+        };
+        let (t, strings, ssize) = (w(&b, 1), w(&b, 3), w(&b, 9));
+        set(&mut b, 1, t + 8);
+        set(&mut b, 3, strings + 8);
+        set(&mut b, 9, ssize + 8);
+        assert!(!is_walkable(&b), "NOPs are refused by the check");
+        assert_eq!(strip_nops(&mut b), Some(2));
+        assert!(is_walkable(&b));
+        let fdt = fdt::Fdt::new(&b).unwrap();
+        let orig = fdt::Fdt::new(&good).unwrap();
+        let names = |f: &fdt::Fdt<'_>| f.all_nodes().map(|n| n.name).collect::<Vec<_>>().join(",");
+        assert_eq!(names(&fdt), names(&orig));
+        // A second pass finds none; a broken stream is left alone.
+        assert_eq!(strip_nops(&mut b), Some(0));
+        let mut bad = good.clone();
+        bad[struct_at + 24..struct_at + 28].copy_from_slice(&7u32.to_be_bytes());
+        let copy = bad.clone();
+        assert_eq!(strip_nops(&mut bad), None);
+        assert_eq!(bad, copy);
+    }
 
     /// A root node with one property and one empty child, as `fdt` expects it.
     fn tiny() -> Vec<u8> {
