@@ -109,9 +109,10 @@ pub trait PsciHost {
     fn affinity_info(&self, target_mpidr: u64) -> Result<AffinityState, PsciReturn>;
 
     /// Whether the CPUs need a Spectre workaround offered through SMCCC (see
-    /// [`crate::smccc::dispatch`]). The default says "not required".
-    fn arch_workaround(&self, _wa: ArchWorkaround) -> WorkaroundState {
-        WorkaroundState::NotRequired
+    /// [`crate::smccc::dispatch`]). The default is what the machine's firmware said at boot
+    /// ([`crate::smccc::set_host_workarounds`]; "not required" if nothing was set).
+    fn arch_workaround(&self, wa: ArchWorkaround) -> WorkaroundState {
+        crate::smccc::host_workaround(wa)
     }
 }
 

@@ -16,6 +16,8 @@
 //! [`dispatch`], and applies the [`CallOutcome`] (for `SMC`, it also advances the PC: see
 //! [`crate::exit::Exit::Smc`]).
 
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
 use crate::psci::{self, PsciHost};
 
 /// `SMCCC_VERSION` (SMC32).
@@ -148,14 +150,58 @@ pub enum ArchWorkaround {
 
 /// How the system stands regarding one [`ArchWorkaround`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum WorkaroundState {
     /// The CPUs are not affected: the guest must not call the workaround.
-    NotRequired,
+    NotRequired = 0,
     /// The CPUs are affected and the hypervisor implements the workaround call (its exception
     /// entry applies the mitigation; the call itself then returns immediately).
-    Mitigated,
+    Mitigated = 1,
     /// Affected and not mitigated: report `NOT_SUPPORTED`.
-    Unknown,
+    Unknown = 2,
+}
+
+/// The machine's answers for WORKAROUND_1/2/3 (as `WorkaroundState as u8`), set once at
+/// boot from what the firmware said (`set_host_workarounds`); "not required" until then.
+static HOST_WORKAROUNDS: [AtomicU8; 3] = [AtomicU8::new(0), AtomicU8::new(0), AtomicU8::new(0)];
+/// `fn(function_id)` that makes the workaround call to the firmware (0: none registered).
+static FIRMWARE_CALL: AtomicUsize = AtomicUsize::new(0);
+
+fn index(wa: ArchWorkaround) -> usize {
+    match wa {
+        ArchWorkaround::Wa1 => 0,
+        ArchWorkaround::Wa2 => 1,
+        ArchWorkaround::Wa3 => 2,
+    }
+}
+
+/// Records, once at boot, how the machine stands on each workaround (from the firmware's
+/// `SMCCC_ARCH_FEATURES` answers and the CPU errata table) and the function that makes a
+/// workaround call to the firmware; [`PsciHost::arch_workaround`] answers guests from
+/// these, and a guest's call of a `Mitigated` workaround is passed to `firmware_call`.
+pub fn set_host_workarounds(states: [WorkaroundState; 3], firmware_call: fn(u32)) {
+    for (slot, s) in HOST_WORKAROUNDS.iter().zip(states) {
+        slot.store(s as u8, Ordering::Relaxed);
+    }
+    FIRMWARE_CALL.store(firmware_call as usize, Ordering::Release);
+}
+
+/// How the machine stands on `wa` (see [`set_host_workarounds`]).
+pub fn host_workaround(wa: ArchWorkaround) -> WorkaroundState {
+    match HOST_WORKAROUNDS[index(wa)].load(Ordering::Relaxed) {
+        1 => WorkaroundState::Mitigated,
+        2 => WorkaroundState::Unknown,
+        _ => WorkaroundState::NotRequired,
+    }
+}
+
+fn call_firmware(function_id: u32) {
+    let f = FIRMWARE_CALL.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: only `set_host_workarounds` stores here, always a `fn(u32)`.
+        let f: fn(u32) = unsafe { core::mem::transmute::<usize, fn(u32)>(f) };
+        f(function_id);
+    }
 }
 
 /// Dispatch one SMCCC call from the guest. Never panics, whatever the registers hold.
@@ -175,8 +221,12 @@ pub fn dispatch(call: &SmcccCall, host: &mut dyn PsciHost) -> CallOutcome {
         SMCCC_ARCH_WORKAROUND_1 | SMCCC_ARCH_WORKAROUND_2 | SMCCC_ARCH_WORKAROUND_3 => {
             let wa = workaround(call.function_id).unwrap_or(ArchWorkaround::Wa1);
             match host.arch_workaround(wa) {
-                // SMCCC: the workaround calls return nothing; KVM leaves X0 = 0.
-                WorkaroundState::Mitigated => CallOutcome::ret(SMCCC_RET_SUCCESS),
+                // SMCCC: the workaround calls return nothing; KVM leaves X0 = 0. The
+                // mitigation is the firmware's: the call is passed on to it.
+                WorkaroundState::Mitigated => {
+                    call_firmware(call.function_id);
+                    CallOutcome::ret(SMCCC_RET_SUCCESS)
+                }
                 _ => CallOutcome::ret(SMCCC_RET_NOT_SUPPORTED),
             }
         }
@@ -263,6 +313,45 @@ mod tests {
         host.workaround = WorkaroundState::Unknown;
         assert_eq!(q(&mut host, 0x8000_7FFF), -1);
         assert_eq!(x0(dispatch(&call(0x8000_8000, 0), &mut host)), -1);
+    }
+
+    /// A host that keeps the default `arch_workaround`: the machine's states.
+    struct DefaultHost;
+    impl PsciHost for DefaultHost {
+        fn cpu_on(&mut self, _: u64, _: u64, _: u64) -> psci::PsciReturn {
+            psci::PsciReturn::Denied
+        }
+        fn affinity_info(&self, _: u64) -> Result<psci::AffinityState, psci::PsciReturn> {
+            Err(psci::PsciReturn::InvalidParameters)
+        }
+    }
+
+    static FORWARDED: AtomicUsize = AtomicUsize::new(0);
+    fn record(id: u32) {
+        FORWARDED.store(id as usize, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn machine_states_reach_guests_and_mitigated_calls_reach_the_firmware() {
+        set_host_workarounds(
+            [
+                WorkaroundState::Mitigated,
+                WorkaroundState::Unknown,
+                WorkaroundState::NotRequired,
+            ],
+            record,
+        );
+        let mut host = DefaultHost;
+        let q = |host: &mut DefaultHost, id: u64| x0(dispatch(&call(0x8000_0001, id), host));
+        assert_eq!(q(&mut host, 0x8000_8000), 0);
+        assert_eq!(q(&mut host, 0x8000_7FFF), -1);
+        assert_eq!(q(&mut host, 0x8000_3FFF), 1);
+        assert_eq!(x0(dispatch(&call(0x8000_8000, 0), &mut host)), 0);
+        assert_eq!(FORWARDED.load(Ordering::SeqCst), 0x8000_8000);
+        // An unmitigated workaround is refused and not forwarded.
+        FORWARDED.store(0, Ordering::SeqCst);
+        assert_eq!(x0(dispatch(&call(0x8000_7FFF, 0), &mut host)), -1);
+        assert_eq!(FORWARDED.load(Ordering::SeqCst), 0);
     }
 
     #[test]
