@@ -12,6 +12,9 @@ use dbt_armv7::{Cpu, Exit, FlatRam};
 struct Host(Rc<RefCell<Vec<(u8, u8, u8, u8, u64)>>>);
 
 impl CoprocHost for Host {
+    fn undefined(&mut self, _cp: u8, _opc1: u8, crn: u8, _crm: u8, _opc2: u8) -> bool {
+        crn == 15
+    }
     fn read(&mut self, _cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8) -> Option<u32> {
         ((opc1, crn, crm, opc2) == (0, 14, 3, 1)).then_some(0x5)
     }
@@ -49,6 +52,23 @@ fn run(words: &[u32], host: Option<Host>) -> Cpu {
     cpu.set_reg(4, 3);
     assert_eq!(cpu.run(&mut ram, words.len() as u64), Exit::Budget);
     cpu
+}
+
+#[test]
+fn host_policy_makes_c15_undefined() {
+    // mrc p15, 0, r0, c15, c0, 0: RAZ in the model, UNDEFINED by this host's policy (the
+    // core takes the exception: Undefined mode, PC at the vector 0x4).
+    let prog = [0xee1f_0f10];
+    let model = run(&prog, None);
+    assert_eq!(
+        model.mode(),
+        dbt_armv7::Mode::Svc,
+        "the model reads c15 as zero"
+    );
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let cpu = run(&prog, Some(Host(log)));
+    assert_eq!(cpu.mode(), dbt_armv7::Mode::Und);
+    assert_eq!(cpu.reg(15), 0x4);
 }
 
 #[test]

@@ -33,6 +33,13 @@ pub trait SysCounter {
 /// registers, not model state. Each method answers `None` (or `false`) for an access the
 /// host leaves to the model. Called after the PL0 accessibility check, for `cp` 15.
 pub trait CoprocHost {
+    /// Whether `MRC`/`MCR p<cp>, opc1, CRn, CRm, opc2` is UNDEFINED by the host's policy
+    /// (e.g. IMPLEMENTATION DEFINED `c15` registers, which the hypervisor makes UNDEFINED
+    /// for hardware AArch32 guests under `HCR_EL2.TIDCP`). Asked first; by default none.
+    fn undefined(&mut self, cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8) -> bool {
+        let _ = (cp, opc1, crn, crm, opc2);
+        false
+    }
     /// `MRC p<cp>, opc1, Rt, CRn, CRm, opc2`: the value, if the host implements it.
     fn read(&mut self, cp: u8, opc1: u8, crn: u8, crm: u8, opc2: u8) -> Option<u32>;
     /// `MCR p<cp>, ...`: whether the host implemented (and performed) the write.

@@ -129,6 +129,9 @@ impl Cpu {
                 }
                 let value = self.rr(rt);
                 if let Some(h) = self.coproc_host.as_mut() {
+                    if h.undefined(cp, opc1, crn, crm, opc2) {
+                        return Err(Exception::Undefined);
+                    }
                     if to_cp {
                         if h.write(cp, opc1, crn, crm, opc2, value) {
                             return Ok(None);
