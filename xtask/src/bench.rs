@@ -25,7 +25,7 @@ use crate::qemu::{self, QemuConfig};
 /// The guest crate.
 const GUEST: &str = "bench";
 /// vCPUs of the bench VM, and physical CPUs of the machine.
-const CPUS: u32 = 2;
+pub const CPUS: u32 = 2;
 /// Kill a run after this long (a run takes well under a second).
 const TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -288,7 +288,13 @@ pub fn run_logged(
 
 /// `cargo xtask bench`. Returns the exit status (1 if a run failed). With `dbt`, only the
 /// translator benchmark ([`crate::bench_dbt`]).
-pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Result<i32> {
+pub fn run(
+    ws: &Workspace,
+    filter: Option<&str>,
+    linux: bool,
+    dbt: bool,
+    profile: Option<&str>,
+) -> Result<i32> {
     if dbt {
         return crate::bench_dbt::run(ws);
     }
@@ -317,7 +323,7 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
     let out_dir = ws.root.join("target/bench");
     fs::create_dir_all(&out_dir).io(|| format!("creating {}", out_dir.display()))?;
     let package = out_dir.join("package.bin");
-    build::write_package(&package, &build::vm_configs(ws, &[plan])?)?;
+    build::write_package(&package, &build::vm_configs(ws, &[plan.clone()])?)?;
     // VM-to-VM switch: two 1-vCPU VMs on one physical CPU yielding to each other.
     let switch_vm = |name: &str| VmPlan {
         name: name.into(),
@@ -361,6 +367,39 @@ pub fn run(ws: &Workspace, filter: Option<&str>, linux: bool, dbt: bool) -> Resu
     let hv_bin = out_dir.join("hypervisor.bin");
     fs::copy(&hypervisor, &hv_bin).io(|| "copying the hypervisor image".into())?;
 
+    if let Some(op) = profile {
+        let dir = out_dir.join("profile");
+        fs::create_dir_all(&dir).io(|| format!("creating {}", dir.display()))?;
+        let package_for = |only: &str| -> Result<std::path::PathBuf> {
+            let path = dir.join(format!("only-{only}.bin"));
+            let mut p = plan.clone();
+            p.cmdline = format!("only={only}");
+            build::write_package(&path, &build::vm_configs(ws, &[p])?)?;
+            Ok(path)
+        };
+        let (with, without) = (package_for(op)?, package_for("none")?);
+        let elf = ws
+            .root
+            .join("target/aarch64-unknown-none-softfloat/release/hypervisor");
+        for cell in cells().into_iter().filter(|c| c.backend.is_some()) {
+            if filter.is_some_and(|f| !cell.name().contains(f)) {
+                continue;
+            }
+            eprintln!("xtask: profile {op} {}", cell.name());
+            let report = crate::bench_profile::profile(
+                &qemu_path,
+                cell,
+                op,
+                &dir,
+                &guest_bin,
+                &elf,
+                &hv_bin,
+                (&with, &without),
+            )?;
+            println!("{report}");
+        }
+        return Ok(0);
+    }
     let mut results: Vec<(Cell, Results)> = Vec::new();
     let mut failed = 0;
     for cell in cells() {

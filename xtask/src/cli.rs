@@ -82,6 +82,12 @@ pub struct BenchArgs {
     /// guest instruction, counted under qemu-aarch64; needs qemu-user and cc).
     #[arg(long)]
     pub dbt: bool,
+    /// Instead: where the EL2 instructions of one operation (hvc, sysreg, mmio-pl011,
+    /// mmio-gicd, virtio-notify, sgi-self, timer-latency, ipi-roundtrip) go, per function
+    /// and run-loop phase, in each hypervisor cell (`--filter` applies; a QEMU TCG plugin
+    /// counts them; needs cc).
+    #[arg(long, value_name = "OP")]
+    pub profile: Option<String>,
 }
 
 /// What goes into the VM package: one VM from options, or a configuration file.

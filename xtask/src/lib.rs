@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_blk;
 pub mod bench_dbt;
 pub mod bench_linux;
+pub mod bench_profile;
 pub mod build;
 pub mod check;
 pub mod cli;

@@ -43,7 +43,13 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
         Command::LinuxNative(args) => linux_native_cmd(&ws, &args),
-        Command::Bench(args) => bench::run(&ws, args.filter.as_deref(), args.linux, args.dbt),
+        Command::Bench(args) => bench::run(
+            &ws,
+            args.filter.as_deref(),
+            args.linux,
+            args.dbt,
+            args.profile.as_deref(),
+        ),
         Command::Check => {
             let tally = check::run(&ws)?;
             Ok(if tally.failed == 0 { 0 } else { 1 })

@@ -151,6 +151,7 @@ fn inject_aarch32(sw: &dyn WorldSwitch, vcpu: &mut VcpuContext, exc: Exception) 
 /// Steps the guest PC over the trapped instruction (`ESR_EL2.IL` gives its length: 4 bytes,
 /// or 2 for a 16-bit T32 instruction). In AArch32 state the PC wraps at 32 bits and a T32
 /// instruction inside an IT block advances the `IT` state.
+#[inline]
 pub fn skip_instruction(vcpu: &mut VcpuContext, esr: u64) {
     let len = if esr & ESR_IL != 0 { 4 } else { 2 };
     vcpu.regs.pc = vcpu.regs.pc.wrapping_add(len);

@@ -82,29 +82,66 @@ fn main(dtb: usize) -> ! {
         say!("done");
         psci::system_off()
     }
-    measure::run("hvc", N_TRAP, freq, || {
-        // SAFETY: SMCCC_VERSION is a query with no side effects; the SMCCC clobbers are
-        // declared by the C ABI clobber set (x0..x17).
-        unsafe {
-            asm!("hvc #0", inout("x0") SMCCC_VERSION => _, clobber_abi("C"), options(nostack))
-        };
-    });
-    measure::run("sysreg", N_TRAP, freq, || {
-        // SAFETY: reading an ID register has no side effects.
-        unsafe { asm!("mrs {v}, id_aa64pfr0_el1", v = out(reg) _, options(nomem, nostack)) };
-    });
-    measure::run("mmio-pl011", N_TRAP, freq, || {
-        // SAFETY: UARTFR is a read-only status register of the PL011 at its fixed address.
-        unsafe { core::ptr::read_volatile(PL011_FR as *const u32) };
-    });
-    measure::run("mmio-gicd", N_TRAP, freq, || {
-        // SAFETY: GICD_TYPER is a read-only register of the distributor from the DTB.
-        unsafe { core::ptr::read_volatile((gicd + GICD_TYPER) as *const u32) };
-    });
-    virtio::run(dtb, N_TRAP, freq);
-    irqs::eoi(freq);
-    irqs::timer_latency(&plat, freq);
-    irqs::ipi(&plat, freq);
+    // `only=<op>` on the command line (`cargo xtask bench --profile`): run that operation
+    // alone (`only=none`: none at all, the profile's baseline).
+    let only = plat
+        .bootargs
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("only="));
+    let want = |op: &str| only.is_none_or(|o| o == op || (o == "ack-eoi" && op == "sgi-self"));
+    if want("hvc") {
+        measure::run("hvc", N_TRAP, freq, hvc_op);
+    }
+    if want("sysreg") {
+        measure::run("sysreg", N_TRAP, freq, sysreg_op);
+    }
+    if want("mmio-pl011") {
+        measure::run("mmio-pl011", N_TRAP, freq, pl011_op);
+    }
+    if want("mmio-gicd") {
+        measure::run("mmio-gicd", N_TRAP, freq, || gicd_op(gicd));
+    }
+    if want("virtio-notify") {
+        virtio::run(dtb, N_TRAP, freq);
+    }
+    if want("sgi-self") {
+        irqs::eoi(freq);
+    }
+    if want("timer-latency") {
+        irqs::timer_latency(&plat, freq);
+    }
+    if want("ipi-roundtrip") {
+        irqs::ipi(&plat, freq);
+    }
     say!("done");
     psci::system_off()
+}
+
+/// `hvc`: one SMCCC_VERSION call.
+#[inline(always)]
+fn hvc_op() {
+    // SAFETY: SMCCC_VERSION is a query with no side effects; the SMCCC clobbers are
+    // declared by the C ABI clobber set (x0..x17).
+    unsafe { asm!("hvc #0", inout("x0") SMCCC_VERSION => _, clobber_abi("C"), options(nostack)) };
+}
+
+/// `sysreg`: one read of a trapped ID register.
+#[inline(always)]
+fn sysreg_op() {
+    // SAFETY: reading an ID register has no side effects.
+    unsafe { asm!("mrs {v}, id_aa64pfr0_el1", v = out(reg) _, options(nomem, nostack)) };
+}
+
+/// `mmio-pl011`: one read of `UARTFR`.
+#[inline(always)]
+fn pl011_op() {
+    // SAFETY: UARTFR is a read-only status register of the PL011 at its fixed address.
+    unsafe { core::ptr::read_volatile(PL011_FR as *const u32) };
+}
+
+/// `mmio-gicd`: one read of `GICD_TYPER` of the distributor at `gicd`.
+#[inline(always)]
+fn gicd_op(gicd: usize) {
+    // SAFETY: GICD_TYPER is a read-only register of the distributor from the DTB.
+    unsafe { core::ptr::read_volatile((gicd + GICD_TYPER) as *const u32) };
 }

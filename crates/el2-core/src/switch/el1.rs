@@ -50,8 +50,8 @@ macro_rules! el1_file {
             sp_el1 (SpEl1): SP_EL1, SP_EL1;
             elr_el1 (Elr): ELR_EL1, ELR_EL12;
             spsr_el1 (Spsr): SPSR_EL1, SPSR_EL12;
-            cntv_ctl_el0: CNTV_CTL_EL0, CNTV_CTL_EL02;
-            cntv_cval_el0: CNTV_CVAL_EL0, CNTV_CVAL_EL02;
+            cntv_ctl_el0 (CntvCtl): CNTV_CTL_EL0, CNTV_CTL_EL02;
+            cntv_cval_el0 (CntvCval): CNTV_CVAL_EL0, CNTV_CVAL_EL02;
         }
     };
 }

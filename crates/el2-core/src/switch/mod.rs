@@ -136,6 +136,10 @@ pub enum El1Reg {
     Ttbr1,
     Mair,
     SpEl1,
+    /// `CNTV_CTL_EL0`: the guest's virtual timer control (live while loaded).
+    CntvCtl,
+    /// `CNTV_CVAL_EL0`: the guest's virtual timer compare value.
+    CntvCval,
     // AArch32 EL1 vCPUs only (`HCR_EL2.RW` = 0).
     SpsrAbt,
     SpsrUnd,
@@ -201,6 +205,8 @@ pub fn el1_field(regs: &mut crate::vcpu::El1SysRegs, reg: El1Reg) -> &mut u64 {
         El1Reg::Ttbr1 => &mut regs.ttbr1_el1,
         El1Reg::Mair => &mut regs.mair_el1,
         El1Reg::SpEl1 => &mut regs.sp_el1,
+        El1Reg::CntvCtl => &mut regs.cntv_ctl_el0,
+        El1Reg::CntvCval => &mut regs.cntv_cval_el0,
         El1Reg::SpsrAbt => &mut regs.spsr_abt,
         El1Reg::SpsrUnd => &mut regs.spsr_und,
         El1Reg::SpsrIrq => &mut regs.spsr_irq,

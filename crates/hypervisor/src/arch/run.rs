@@ -4,7 +4,7 @@
 //! entry, and restarts a VM that reset.
 
 use core::sync::atomic::Ordering;
-use el2_core::switch::WorldSwitch;
+use el2_core::switch::{El1Reg, WorldSwitch};
 use el2_core::vcpu::VcpuContext;
 use spin::Once;
 use vtimer::{TimerState, VcpuTimer};
@@ -15,7 +15,7 @@ use super::vcpu_host::VcpuHost;
 use super::vm::{Power, VcpuRun, Vm, VmEnd};
 use super::{percpu, timer, vgic_glue};
 use crate::bootargs::ResetPolicy;
-use crate::exits::{self, ExitCtx};
+use crate::exits::{self, ExitCtx, Fast, FastCtx};
 use crate::stats::ExitStats;
 
 /// Machine-wide run settings, fixed at boot.
@@ -33,6 +33,8 @@ static CONFIG: Once<RunConfig> = Once::new();
 /// Installs the run configuration (boot CPU, once).
 pub fn configure(c: RunConfig) {
     super::vm::set_reset_policy(c.reset);
+    // The guests' ID-register table, built before any guest traps.
+    let _ = super::vcpu_host::id_register(crate::idregs::ID_AA64PFR0);
     CONFIG.call_once(|| c);
 }
 
@@ -59,9 +61,26 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
     load(&mut host, ctx, timers, sw);
     let mut stats = ExitStats::default();
     while !vm.ended.load(Ordering::Acquire) && host.vcpu().power() == Power::On {
-        before_entry(&mut host, timers);
-        // SAFETY: loaded above on this CPU.
-        let raw = unsafe { sw.run(ctx) };
+        let lrs_idle = before_entry(&mut host, timers);
+        // The hot exits (`exits::fast`) re-enter here at once; anything else leaves this
+        // loop with its exit for the general path below.
+        let mut fast = FastCtx {
+            vcpu: ctx,
+            timer: timers,
+            stats: &mut stats,
+            sw,
+            vm: &mut host,
+        };
+        let raw = loop {
+            // SAFETY: loaded above on this CPU.
+            let raw = unsafe { sw.run(fast.vcpu) };
+            match exits::try_fast(&raw, &mut fast, lrs_idle) {
+                Fast::Done => continue,
+                Fast::Changed => break None,
+                Fast::Slow => break Some(raw),
+            }
+        };
+        let Some(raw) = raw else { continue };
         if let (Some(vg), Some(l)) = (&vm.vgic, host.lrs.as_deref_mut()) {
             let _ = vg.lock().sync(host.me, l);
         }
@@ -69,6 +88,11 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         let outcome = exits::handle(&mut exit);
         program_timer(host.slice_end, timers);
         if outcome.yields() {
+            if host.vcpu().blocked.load(Ordering::Acquire)
+                && wait_loaded(&mut host, ctx, timers, sw)
+            {
+                continue;
+            }
             break;
         }
     }
@@ -125,15 +149,81 @@ fn load(
 }
 
 /// Before each entry: the emulated physical timer's line (when it changed), pending
-/// interrupts into the list registers, kicks for other vCPUs.
-fn before_entry(host: &mut VcpuHost<'_>, timers: &mut VcpuTimer) {
+/// interrupts into the list registers, kicks for other vCPUs. Returns whether the vCPU
+/// enters with no list register in use (what `exits::try_fast` needs for MMIO).
+fn before_entry(host: &mut VcpuHost<'_>, timers: &mut VcpuTimer) -> bool {
     timers.flush(host);
     let me = host.me;
     if let (Some(vg), Some(l)) = (&host.vm.vgic, host.lrs.as_deref_mut()) {
         let mut g = vg.lock();
         let _ = g.flush(me, l);
         sched::deliver_kicks(host.vm, &mut g, me);
+        return g.used_lrs(me) == 0;
     }
+    true
+}
+
+/// A vCPU that blocked in `WFI` waits for its wake-up still loaded, in a physical `WFI`,
+/// while no other vCPU wants this CPU: the interrupt that ends the wait (its virtual
+/// timer's PPI, a kick from another CPU, the EL2 timer for its emulated physical timer or
+/// `WFIT` timeout, a device) wakes the CPU, and the vCPU re-enters without `vcpu_put`,
+/// scheduler and `vcpu_load`. Returns true when the vCPU is runnable again; false when it
+/// must be put after all (its VM ended, it was powered off, another vCPU on this CPU became
+/// runnable, a timer is due whose interrupt did not arrive through the vGIC): it is still
+/// marked blocked, and the scheduler takes over as before.
+fn wait_loaded(
+    host: &mut VcpuHost<'_>,
+    ctx: &VcpuContext,
+    timers: &mut VcpuTimer,
+    sw: &dyn WorldSwitch,
+) -> bool {
+    let vcpu = host.vcpu();
+    loop {
+        if host.vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
+            return false;
+        }
+        if host.slice_end.is_some() && sched::others_runnable(host.thread) {
+            return false;
+        }
+        // What the scheduler would wake it for (`sched::runnable` of a put vCPU): a kick, or
+        // the earliest of its timers and its WFIT bound having passed.
+        let vt = TimerState {
+            ctl: sw.el1_read(ctx, El1Reg::CntvCtl),
+            cval: sw.el1_read(ctx, El1Reg::CntvCval),
+        };
+        let wfit = Some(vcpu.wfit_at.load(Ordering::Acquire)).filter(|&at| at != 0);
+        let wake_at = match (timers.wake_deadline(&vt, &host.vm.counter), wfit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if vcpu.wake.swap(false, Ordering::AcqRel) {
+            break;
+        }
+        timers.flush(host);
+        if exits::Interrupts::pending_for_wfi(host) {
+            break;
+        }
+        if wake_at.is_some_and(|at| timer::now() >= at) {
+            // A timer is due but its interrupt has not reached the vGIC (the virtual
+            // timer's PPI not taken yet, e.g. still active in the physical GIC): the general
+            // path (put, scheduler, load) delivers it as it always has.
+            return false;
+        }
+        // The EL2 timer for the slice end and the wake-up time; the virtual timer's own PPI
+        // may wake the CPU first.
+        match [host.slice_end, wake_at].into_iter().flatten().min() {
+            Some(at) => timer::arm(at),
+            None => timer::disarm(),
+        }
+        sched::wait_for_interrupt();
+        if sched::drain_host_irqs(true).vtimer {
+            timers.on_irq(vtimer::VIRT_TIMER_PPI, host);
+        }
+    }
+    vcpu.blocked.store(false, Ordering::Release);
+    vcpu.wfit_at.store(0, Ordering::Release);
+    program_timer(host.slice_end, timers);
+    true
 }
 
 /// `vcpu_put`: saves what is live in hardware, hands FP ownership to the CPU, keeps the

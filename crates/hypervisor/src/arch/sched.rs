@@ -137,6 +137,8 @@ pub struct VmEvents<'a> {
     vm: &'a Vm,
     me: usize,
     poll: bool,
+    /// A line changed, a vCPU (this one included) was kicked, or backend work was asked for.
+    changed: bool,
 }
 
 impl<'a> VmEvents<'a> {
@@ -146,30 +148,37 @@ impl<'a> VmEvents<'a> {
             vm,
             me,
             poll: false,
+            changed: false,
         }
     }
 
     /// After the access (and every device lock) is done: polls the virtual switch if a
-    /// device asked for it.
-    pub fn finish(self) {
+    /// device asked for it. Returns whether the access reported anything (a line, a kick,
+    /// backend work): the accessing vCPU's run loop must then flush its vGIC state before
+    /// re-entering the guest.
+    pub fn finish(self) -> bool {
         if self.poll {
             poll_network();
         }
+        self.changed
     }
 }
 
 impl MmioEvents for VmEvents<'_> {
     fn set_irq_level(&mut self, intid: u32, level: bool) {
+        self.changed = true;
         set_irq_level(self.vm, intid, level, self.me);
     }
 
     fn kick(&mut self, vcpu: usize) {
+        self.changed = true;
         if vcpu != self.me {
             kick(self.vm, vcpu);
         }
     }
 
     fn poll_backends(&mut self) {
+        self.changed = true;
         self.poll = true;
     }
 }
@@ -411,7 +420,9 @@ fn finish_machine(s: &Scheduler) -> ! {
     power::exit(status)
 }
 
-fn wait_for_interrupt() {
+/// Waits (physical `WFI`, interrupts masked at EL2) until an interrupt is pending at this
+/// CPU; the caller drains it ([`drain_host_irqs`]).
+pub fn wait_for_interrupt() {
     // SAFETY: WFI with interrupts masked at PSTATE still wakes on a pending interrupt,
     // which the loop then drains; no memory effects.
     unsafe { core::arch::asm!("dsb sy", "wfi", options(nomem, nostack)) };

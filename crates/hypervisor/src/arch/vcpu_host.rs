@@ -21,6 +21,32 @@ use crate::exits::{
 };
 use crate::idregs::{IdPolicy, IdReg};
 
+/// Number of ID registers in the `HCR_EL2.TID3` space: CRm 1..=7, op2 0..=7.
+const ID_TABLE_LEN: usize = 7 * 8;
+
+/// What guests read from each ID register, computed once from the hardware and the
+/// machine's policy (the hardware values never change; the policy is set at boot, before
+/// any guest runs).
+static ID_TABLE: spin::Once<[u64; ID_TABLE_LEN]> = spin::Once::new();
+
+/// The value a guest reads from ID register `reg` (CRm 1..=7): the hardware value
+/// sanitised by the machine's policy, from a table built by the first call (at boot:
+/// `run::configure`).
+pub fn id_register(reg: IdReg) -> u64 {
+    let table = ID_TABLE.call_once(|| {
+        let policy = sysregs::policy();
+        core::array::from_fn(|i| {
+            let reg = IdReg {
+                crm: (i / 8 + 1) as u8,
+                op2: (i % 8) as u8,
+            };
+            crate::idregs::sanitize(reg, cpu::read_id_register(reg.crm, reg.op2), &policy)
+        })
+    });
+    let index = usize::from(reg.crm.wrapping_sub(1)) * 8 + usize::from(reg.op2 & 7);
+    table.get(index).copied().unwrap_or(0)
+}
+
 /// One vCPU while its run loop runs on this CPU.
 pub struct VcpuHost<'a> {
     /// Its VM.
@@ -84,14 +110,18 @@ impl VmMemory for VcpuHost<'_> {
 
 impl Devices for VcpuHost<'_> {
     fn mmio(&mut self, acc: &MmioAccess, reg_value: u64) -> MmioOutcome {
+        self.mmio_reporting(acc, reg_value).0
+    }
+
+    fn mmio_reporting(&mut self, acc: &MmioAccess, reg_value: u64) -> (MmioOutcome, bool) {
         let mut events = VmEvents::new(self.vm, self.me);
         let mut caller = MmioCaller {
             vcpu: self.me,
             events: &mut events,
         };
         let outcome = self.vm.bus.lock().dispatch(acc, reg_value, &mut caller);
-        events.finish();
-        outcome
+        let changed = events.finish();
+        (outcome, changed)
     }
 }
 
@@ -224,6 +254,10 @@ impl Platform for VcpuHost<'_> {
 
     fn id_policy(&self) -> IdPolicy {
         sysregs::policy()
+    }
+
+    fn id_register(&self, reg: IdReg) -> u64 {
+        id_register(reg)
     }
 
     fn claim_debug_registers(&mut self, access: &SysRegAccess) -> bool {

@@ -146,6 +146,9 @@ impl MmioDevice for GicRegion {
         };
         report_kicks(&mut g, caller);
         drop(g);
+        // A write may change what the writing vCPU itself must be shown (an enable, a
+        // priority, a pending bit): a kick of itself makes its run loop flush before entry.
+        caller.events.kick(caller.vcpu);
         self.answer(offset, result, ())
     }
 }

@@ -66,6 +66,13 @@ pub trait Devices {
     /// One access on the VM's MMIO bus by this vCPU (`reg_value`: the transfer register of
     /// a store). The bus finds the device; the host forwards the interrupt lines it reports.
     fn mmio(&mut self, access: &MmioAccess, reg_value: u64) -> MmioOutcome;
+
+    /// [`Devices::mmio`], also saying whether the access changed anything the run loop must
+    /// act on before re-entering the guest: an interrupt line, a kick of any vCPU (this one
+    /// included), backend work. The default answers "changed" (always correct, never fast).
+    fn mmio_reporting(&mut self, access: &MmioAccess, reg_value: u64) -> (MmioOutcome, bool) {
+        (self.mmio(access, reg_value), true)
+    }
 }
 
 /// The VM's virtual GIC, as the vCPU's exits reach it.
@@ -109,6 +116,11 @@ pub trait Platform {
     fn hw_id_register(&self, reg: IdReg) -> u64;
     /// What the guest may see of the hardware's features.
     fn id_policy(&self) -> IdPolicy;
+    /// The value the guest reads from ID register `reg`: the hardware value sanitised by
+    /// the policy (a host may answer from a table computed once).
+    fn id_register(&self, reg: IdReg) -> u64 {
+        crate::idregs::sanitize(reg, self.hw_id_register(reg), &self.id_policy())
+    }
     /// A trapped access to the debug registers (`MDCR_EL2.TDA`): on the vCPU's first use,
     /// loads its breakpoint/watchpoint registers and stops trapping, and returns true (the
     /// guest re-executes the access untrapped). False for any other access.

@@ -16,6 +16,7 @@
 //! | AArch32 coprocessor accesses (EC 0x03..0x08, 0x0C) | `aarch32.rs`, registers in `cp15.rs` |
 //! | classes never emulated (UNDEFINED) | `refuse.rs` |
 //! | physical IRQ/FIQ, SError | `irq.rs` |
+//! | the hot ones among the above, before any run-loop work | `fast.rs` |
 //!
 //! The module is plain Rust: it builds and is tested on the host against a mock world
 //! switch and a mock [`ExitHost`] (`tests/`); the hypervisor implements [`ExitHost`] in
@@ -25,6 +26,7 @@
 mod aarch32;
 mod cp15;
 mod dabt;
+mod fast;
 mod fp;
 mod host;
 mod iabt;
@@ -39,6 +41,7 @@ mod table;
 mod tests;
 mod wfx;
 
+pub use fast::{try_fast, Fast, FastCtx};
 pub use host::{
     Devices, ExitHost, GuestLog, HostIrqs, Interrupts, Platform, S2Page, Scheduling, VcpuPower,
     VendorCalls, VmEnd, VmMemory,

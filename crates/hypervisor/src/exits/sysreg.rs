@@ -15,7 +15,7 @@ use vgic::SgiReg;
 use vtimer::PhysTimerReg;
 
 use super::{ExitCtx, ExitHost, Outcome};
-use crate::idregs::{self, IdReg};
+use crate::idregs::IdReg;
 use crate::stats::ExitReason;
 
 /// Formats an encoding as `S<op0>_<op1>_C<n>_C<m>_<op2>` (the assembler's generic name).
@@ -74,7 +74,7 @@ fn emulate<H: ExitHost>(ctx: &mut ExitCtx<'_, H>, acc: &SysRegAccess) -> Result<
         if !acc.is_read {
             return Err("ID registers are read-only");
         }
-        let value = idregs::sanitize(reg, ctx.vm.hw_id_register(reg), &ctx.vm.id_policy());
+        let value = ctx.vm.id_register(reg);
         gprs.write(acc.rt, value);
         return Ok(());
     }

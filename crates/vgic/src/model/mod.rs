@@ -331,11 +331,28 @@ impl Vgic {
                 && (if irq.group1 { en1 } else { en0 })
                 && u64::from(irq.priority) < limit
         };
-        if vd.private.iter().any(ok) {
-            return true;
+        // Only interrupts with state (the `live` bitmaps) can be pending: visit those, not
+        // every INTID (this runs on every wake-up check of a vCPU in WFI).
+        let mut live = vd.live;
+        while live != 0 {
+            let n = live.trailing_zeros() as usize;
+            live &= live - 1;
+            if vd.private.get(n).is_some_and(ok) {
+                return true;
+            }
         }
-        self.spis
-            .iter()
-            .any(|irq| ok(irq) && self.spi_target(irq) == Some(vcpu))
+        for (w, word) in self.spi_live.iter().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let n = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Some(irq) = self.spis.get(n) {
+                    if ok(irq) && self.spi_target(irq) == Some(vcpu) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 }

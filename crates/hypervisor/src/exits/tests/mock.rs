@@ -245,6 +245,11 @@ impl Devices for MockVm {
         };
         self.bus.dispatch(access, reg_value, &mut caller)
     }
+    fn mmio_reporting(&mut self, access: &MmioAccess, reg_value: u64) -> (MmioOutcome, bool) {
+        let before = self.lines.0.len();
+        let outcome = self.mmio(access, reg_value);
+        (outcome, self.lines.0.len() != before)
+    }
 }
 
 impl Interrupts for MockVm {
@@ -402,6 +407,24 @@ impl Rig {
             &mut self.vm,
         );
         exits::handle(&mut ctx)
+    }
+
+    /// Offers one synchronous exit to the fast path (`lrs_idle`: no list register in use).
+    pub fn fast(&mut self, esr: u64, far: u64, hpfar: u64, lrs_idle: bool) -> exits::Fast {
+        let raw = RawExit {
+            kind: ExitKind::Sync,
+            esr,
+            far,
+            hpfar,
+        };
+        let mut ctx = exits::FastCtx {
+            vcpu: &mut self.vcpu,
+            timer: &mut self.timer,
+            stats: &mut self.stats,
+            sw: &MemSwitch,
+            vm: &mut self.vm,
+        };
+        exits::try_fast(&raw, &mut ctx, lrs_idle)
     }
 
     /// Handles one synchronous exit with syndrome `esr` (and `far`/`hpfar`).

@@ -4,6 +4,7 @@
 
 mod aarch32;
 mod classes;
+mod fast;
 mod mock;
 mod props;
 
