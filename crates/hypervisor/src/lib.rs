@@ -11,6 +11,7 @@ extern crate alloc;
 pub mod bootargs;
 pub mod dbt_runtime;
 pub mod devices;
+pub mod errata;
 pub mod exits;
 pub mod firmware;
 pub mod guest_arch;

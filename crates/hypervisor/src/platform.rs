@@ -130,6 +130,24 @@ fn range_of(node: &fdt::node::FdtNode<'_, '_>, index: usize) -> Option<Range> {
     })
 }
 
+/// The two 4 KiB pages of a GICv2 CPU interface (GICC, or the virtual one, GICV) as one
+/// contiguous 8 KiB window. A GIC-400 wired on a 64 KiB-aligned bus (AMD Seattle:
+/// `arm,gic-400` with 128 KiB GICC and GICV regions) decodes each page over a 64 KiB frame,
+/// so the second page (GICC_DIR / GICV_DIR at offset 0x1000 architecturally) appears at
+/// +0x10000; the alias of the first page at +0xf000 makes the pair contiguous again (what
+/// Linux's `gic_check_eoimode` does). Other sizes are kept as they are.
+pub fn gicv2_page_pair(r: Range) -> Range {
+    const ALIASED: u64 = 0x2_0000;
+    if r.size >= ALIASED && r.base.is_multiple_of(0x1_0000) {
+        Range {
+            base: r.base + 0xf000,
+            size: 0x2000,
+        }
+    } else {
+        r
+    }
+}
+
 /// Converts a GIC `interrupts` specifier (type, number, flags) into an INTID.
 fn intid(kind: u32, number: u32) -> u32 {
     // Saturating: a device tree's number can be anything.
@@ -277,9 +295,9 @@ impl<'a> PlatformInfo<'a> {
             if let (Some(dist), Some(cpu)) = (range_of(&gic, 0), range_of(&gic, 1)) {
                 info.gic = Some(HostGic::V2 {
                     dist,
-                    cpu,
+                    cpu: gicv2_page_pair(cpu),
                     hyp: range_of(&gic, 2),
-                    vcpu: range_of(&gic, 3),
+                    vcpu: range_of(&gic, 3).map(gicv2_page_pair),
                 });
             }
         }
@@ -458,6 +476,80 @@ mod tests {
         w.end_node(psci).unwrap();
         w.end_node(root).unwrap();
         w.finish().unwrap()
+    }
+
+    /// A GIC-400 with 128 KiB GICC/GICV regions, each page aliased over 64 KiB (the Seattle
+    /// layout; the addresses are made up).
+    fn seattle_gic() -> Vec<u8> {
+        let mut w = vm_fdt::FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        w.property_string("compatible", "amd,seattle").unwrap();
+        w.property_u32("#address-cells", 2).unwrap();
+        w.property_u32("#size-cells", 2).unwrap();
+        let mem = w.begin_node("memory@8000000000").unwrap();
+        w.property_string("device_type", "memory").unwrap();
+        w.property_array_u64("reg", &[0x80_0000_0000, 0x4_0000_0000])
+            .unwrap();
+        w.end_node(mem).unwrap();
+        let gic = w.begin_node("interrupt-controller@e1101000").unwrap();
+        w.property_string("compatible", "arm,gic-400").unwrap();
+        w.property_array_u64(
+            "reg",
+            &[
+                0xe110_1000,
+                0x1000,
+                0xe112_f000,
+                0x2_0000,
+                0xe114_f000,
+                0x2_0000,
+                0xe116_0000,
+                0x2_0000,
+            ],
+        )
+        .unwrap();
+        w.end_node(gic).unwrap();
+        w.end_node(root).unwrap();
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn seattle_gic400_cpu_interfaces_are_made_contiguous() {
+        let dtb = seattle_gic();
+        let p = PlatformInfo::parse(&dtb, 0).unwrap();
+        let Some(HostGic::V2 { cpu, vcpu, hyp, .. }) = p.gic else {
+            panic!("{:?}", p.gic)
+        };
+        // A region that does not start on 64 KiB (a tree that already points at the alias)
+        // is kept; a 64 KiB-aligned 128 KiB one moves to the 0xf000 alias.
+        assert_eq!(
+            cpu,
+            Range {
+                base: 0xe112_f000,
+                size: 0x2_0000
+            }
+        );
+        assert_eq!(
+            vcpu,
+            Some(Range {
+                base: 0xe116_f000,
+                size: 0x2000
+            })
+        );
+        assert_eq!(
+            hyp,
+            Some(Range {
+                base: 0xe114_f000,
+                size: 0x2_0000
+            })
+        );
+        assert_eq!(
+            gicv2_page_pair(Range {
+                base: 0x801_0000,
+                size: 0x1_0000
+            })
+            .size,
+            0x1_0000
+        );
     }
 
     #[test]

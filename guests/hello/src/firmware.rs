@@ -63,5 +63,30 @@ pub fn report() {
                 "SMCCC_VERSION {version:#x}: an implementation must be >= 1.1"
             ));
         }
+        // What the machine says about the Spectre workarounds (0: call it, 1 / -2: not
+        // needed, -1: not supported), as Linux asks at boot.
+        for (name, fid) in WORKAROUNDS {
+            let raw = smccc::call3(
+                Conduit::Hvc,
+                smccc::SMCCC_ARCH_FEATURES,
+                u64::from(fid),
+                0,
+                0,
+            );
+            let ret = smccc::result_of(smccc::SMCCC_ARCH_FEATURES, raw);
+            say!("SMCCC_ARCH_FEATURES({}): {}", name, ret);
+            if !(-2..=1).contains(&ret) {
+                fail(format_args!(
+                    "SMCCC_ARCH_FEATURES({name}) = {ret}: not an SMCCC answer"
+                ));
+            }
+        }
     }
 }
+
+/// The workaround calls whose `SMCCC_ARCH_FEATURES` answer is reported.
+const WORKAROUNDS: [(&str, u32); 3] = [
+    ("WORKAROUND_1", 0x8000_8000),
+    ("WORKAROUND_2", 0x8000_7fff),
+    ("WORKAROUND_3", 0x8000_3fff),
+];

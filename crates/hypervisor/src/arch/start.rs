@@ -225,6 +225,8 @@ fn main_with_mmu(
         }
     };
 
+    super::errata_boot::apply(feats.midr, info.psci);
+
     // Host interrupts and the other CPUs.
     if let Some(g) = &info.gic {
         gic::init(g);

@@ -15,7 +15,7 @@ use acpi::sdt::{SdtHeader, Signature};
 use acpi::spcr::{Spcr, SpcrInterfaceType};
 use acpi::{AcpiHandler, AcpiTable, AcpiTables, PhysicalMapping};
 
-use crate::platform::{HostGic, PlatformInfo, PsciConduit, Range, MAX_CPUS};
+use crate::platform::{gicv2_page_pair, HostGic, PlatformInfo, PsciConduit, Range, MAX_CPUS};
 
 /// GICv2 register windows ACPI gives no size for: GICD 4 KiB, GICC/GICH/GICV 8 KiB (the
 /// second page holds GICC_DIR / GICV_DIR), unless a platform quirk says otherwise.
@@ -166,7 +166,9 @@ pub unsafe fn read(rsdp: u64, info: &mut PlatformInfo<'_>) -> Result<AcpiSummary
                 base,
                 size: UART_SIZE,
             });
-            info.uart_intid = s.global_system_interrupt().filter(|g| (32..1020).contains(g));
+            info.uart_intid = s
+                .global_system_interrupt()
+                .filter(|g| (32..1020).contains(g));
             summary.uart_kind = Some(kind);
             summary.spcr = true;
         }
@@ -255,18 +257,20 @@ fn read_madt(madt: core::pin::Pin<&Madt>, info: &mut PlatformInfo<'_>, summary: 
             info.gic = Some(HostGic::V3 { dist, redist });
         }
     } else if gicc_cpu != 0 {
-        let window = |base: u64| {
-            (base != 0).then_some(Range {
-                base,
-                size: GICV2_PAGE_PAIR,
-            })
+        // AMD Seattle's GIC-400 decodes each CPU-interface page over 64 KiB (platform
+        // quirk, matched on the MADT's OEM ID): take its 128 KiB frames' contiguous alias.
+        let size = if summary.oem_id.starts_with(b"AMD") {
+            0x2_0000
+        } else {
+            GICV2_PAGE_PAIR
         };
+        let window = |base: u64| (base != 0).then(|| gicv2_page_pair(Range { base, size }));
         info.gic = Some(HostGic::V2 {
             dist,
-            cpu: Range {
+            cpu: gicv2_page_pair(Range {
                 base: gicc_cpu,
-                size: GICV2_PAGE_PAIR,
-            },
+                size,
+            }),
             hyp: window(gich),
             vcpu: window(gicv),
         });

@@ -207,8 +207,12 @@ impl GicV3 {
         found.unwrap_or(0)
     }
 
-    /// Reads `ICC_IAR1_EL1`.
+    /// Reads `ICC_IAR1_EL1` (with Cavium erratum 23154's NOPs and barrier when the boot
+    /// CPU's MIDR matched it: `crate::errata`, [`set_cavium_23154`]).
     pub fn ack(&self) -> u32 {
+        if CAVIUM_23154.load(core::sync::atomic::Ordering::Relaxed) {
+            return ack_cavium_23154();
+        }
         let v = ICC_IAR1_EL1.get() as u32;
         // The acknowledge is ordered before the handler's effects.
         barrier::dsb(barrier::SY);
@@ -241,4 +245,30 @@ impl GicV3 {
         // The system-register write completes.
         barrier::isb(barrier::SY);
     }
+}
+
+/// Whether `ICC_IAR1_EL1` reads need Cavium erratum 23154's workaround (set once at boot).
+static CAVIUM_23154: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Turns on Cavium erratum 23154's workaround for every later acknowledge.
+pub fn set_cavium_23154() {
+    CAVIUM_23154.store(true, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// ThunderX (erratum 23154): the IAR read may return a stale INTID unless surrounded by
+/// NOPs and followed by a full barrier (what Linux's `gic_read_iar_cavium_thunderx` does).
+fn ack_cavium_23154() -> u32 {
+    let v: u64;
+    // SAFETY: reads ICC_IAR1_EL1 (acknowledging the interrupt, as `ack` does) between NOPs.
+    unsafe {
+        core::arch::asm!(
+            "nop", "nop", "nop", "nop", "nop", "nop", "nop", "nop",
+            "mrs {v}, icc_iar1_el1",
+            "nop", "nop", "nop", "nop",
+            "dsb sy",
+            v = out(reg) v,
+            options(nostack),
+        )
+    };
+    v as u32
 }
