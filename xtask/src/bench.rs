@@ -495,7 +495,12 @@ pub fn table(results: &[(Cell, Results)]) -> String {
     );
     for gic in [Gic::V2, Gic::V3] {
         let cols: Vec<Cell> = cells().into_iter().filter(|c| c.gic == gic).collect();
-        let _ = write!(s, "\n{:<14}", format!("GICv{}", gic.number()));
+        let _ = write!(
+            s,
+            "\n{:<14} {:>11}",
+            format!("GICv{}", gic.number()),
+            "goal"
+        );
         for c in &cols {
             let head = match c.backend {
                 None => format!("native {}", c.cpu.name()),
@@ -505,20 +510,24 @@ pub fn table(results: &[(Cell, Results)]) -> String {
         }
         s.push('\n');
         for &(op, ratio_ok) in OPS {
-            let _ = write!(s, "{op:<14}");
+            let goal_text = goal(op).map_or("-".into(), |(v, n)| format!("{v:.0}/{n:.0}"));
+            let _ = write!(s, "{op:<14} {goal_text:>11}");
             for &c in &cols {
-                let cell = match (value(results, c, op), value(results, c.native(), op)) {
+                let mut cell = match (value(results, c, op), value(results, c.native(), op)) {
                     (None, _) => "-".to_string(),
                     (Some(v), Some(n)) if c.backend.is_some() && ratio_ok && n > 0.0 => {
                         format!("{v:.1} (x{:.0})", v / n)
                     }
                     (Some(v), _) => format!("{v:.1}"),
                 };
+                if let Some(pass) = meets_goal(c, op, value(results, c, op)) {
+                    cell.push_str(if pass { " ok" } else { " NO" });
+                }
                 let _ = write!(s, " {cell:>20}");
             }
             s.push('\n');
         }
-        let _ = write!(s, "{:<14}", "exits vcpu0/1");
+        let _ = write!(s, "{:<14} {:>11}", "exits vcpu0/1", "");
         for &c in &cols {
             let total = |vcpu: u32| {
                 results
@@ -539,6 +548,28 @@ pub fn table(results: &[(Cell, Results)]) -> String {
     }
     s.push_str(&exits_table(results));
     s
+}
+
+/// The goal of issue 19 for `op` in instructions per operation: (VHE, non-VHE), or `None`
+/// for rows without one.
+pub fn goal(op: &str) -> Option<(f64, f64)> {
+    match op {
+        "hvc" | "sysreg" => Some((120.0, 150.0)),
+        "mmio-pl011" | "mmio-gicd" => Some((250.0, 300.0)),
+        "virtio-notify" => Some((400.0, 450.0)),
+        "timer-latency" => Some((1500.0, 1800.0)),
+        "ipi-roundtrip" => Some((4000.0, 4500.0)),
+        _ => None,
+    }
+}
+
+/// Whether `value` of `op` in hypervisor cell `c` meets its goal (`None`: native cell, no
+/// goal, or not measured).
+pub fn meets_goal(c: Cell, op: &str, value: Option<f64>) -> Option<bool> {
+    let backend = c.backend?;
+    let (vhe, nvhe) = goal(op)?;
+    let limit = if backend == Backend::Vhe { vhe } else { nvhe };
+    Some(value? <= limit)
 }
 
 /// Exits per operation in words: `1 hvc`, `1 mmio + 1 irq`, `0` (none), `-` (not measured).
@@ -720,5 +751,22 @@ mod tests {
         assert_eq!(c.len(), 10);
         assert_eq!(c.iter().filter(|c| c.backend.is_none()).count(), 4);
         assert_eq!(c[1].name(), "cortex-a57/nvhe gic2");
+    }
+
+    #[test]
+    fn goals_per_backend() {
+        let cell = |backend| Cell {
+            cpu: Cpu::Max,
+            gic: Gic::V3,
+            backend,
+        };
+        let (vhe, nvhe) = (cell(Some(Backend::Vhe)), cell(Some(Backend::Nvhe)));
+        assert_eq!(meets_goal(vhe, "hvc", Some(120.0)), Some(true));
+        assert_eq!(meets_goal(vhe, "hvc", Some(121.0)), Some(false));
+        assert_eq!(meets_goal(nvhe, "hvc", Some(121.0)), Some(true));
+        assert_eq!(meets_goal(nvhe, "ipi-roundtrip", Some(4600.0)), Some(false));
+        assert_eq!(meets_goal(cell(None), "hvc", Some(2.0)), None);
+        assert_eq!(meets_goal(vhe, "ack-eoi", Some(50.0)), None);
+        assert_eq!(meets_goal(vhe, "hvc", None), None);
     }
 }
