@@ -20,4 +20,20 @@ fn main() {
         }
     }
     println!("cargo:rerun-if-changed=linker.ld");
+    embed_dbt_runtime();
+}
+
+/// Copies the ARMv7-A VM runtime's flat binary (`HV_DBT_RUNTIME`, set by `cargo xtask
+/// build`) to `OUT_DIR/dbt-runtime.bin` for `src/dbt_runtime.rs`; without it an empty file
+/// (the build then refuses ARMv7-A VMs that need the DBT).
+fn embed_dbt_runtime() {
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("dbt-runtime.bin");
+    println!("cargo:rerun-if-env-changed=HV_DBT_RUNTIME");
+    match std::env::var("HV_DBT_RUNTIME") {
+        Ok(path) if !path.is_empty() => {
+            println!("cargo:rerun-if-changed={path}");
+            std::fs::copy(&path, &out).unwrap_or_else(|e| panic!("HV_DBT_RUNTIME={path}: {e}"));
+        }
+        _ => std::fs::write(&out, []).unwrap(),
+    }
 }

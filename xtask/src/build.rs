@@ -371,11 +371,18 @@ pub fn has_arm64_image_header(image: &[u8]) -> bool {
     image.get(ARM64_IMAGE_MAGIC_OFFSET..ARM64_IMAGE_MAGIC_OFFSET + 4) == Some(ARM64_IMAGE_MAGIC)
 }
 
-/// Builds the hypervisor and converts it to `target/images/hypervisor.bin`.
+/// The ARMv7-A VM runtime (`guests/dbt-runtime`), embedded in the hypervisor image.
+pub const DBT_RUNTIME_PACKAGE: &str = "dbt-runtime";
+
+/// Builds the hypervisor (with the ARMv7-A VM runtime embedded: built first, handed to the
+/// hypervisor's build script as `HV_DBT_RUNTIME`) and converts it to
+/// `target/images/hypervisor.bin`.
 pub fn build_hypervisor(ws: &Workspace, objcopy_path: &Path) -> Result<PathBuf> {
-    run_cargo(
+    let runtime = build_guests(ws, objcopy_path, &[DBT_RUNTIME_PACKAGE.to_string()])?;
+    run_cargo_with_env(
         ws,
         &cargo_build_args(&[HYPERVISOR_PACKAGE], HYPERVISOR_TARGET),
+        &[("HV_DBT_RUNTIME", runtime[0].as_path())],
     )?;
     let bin = ws.hypervisor_bin();
     objcopy(objcopy_path, &ws.hypervisor_elf(), &bin)?;

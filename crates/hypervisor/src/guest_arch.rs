@@ -14,8 +14,9 @@ const FIELD_MASK: u64 = 0xf;
 /// `ID_AA64PFR0_EL1.EL1` = 0b0010: EL1 can be AArch64 or AArch32.
 const PFR0_EL1_AARCH32: u64 = 0b0010;
 
-/// Whether the DBT engine can run VMs in this build (issues 16/17 integrate it).
-pub const DBT_AVAILABLE: bool = false;
+/// Whether the DBT engine can run VMs in this build: the image embeds the ARMv7-A VM
+/// runtime (`crate::dbt_runtime`, built by `cargo xtask build`).
+pub const DBT_AVAILABLE: bool = crate::dbt_runtime::AVAILABLE;
 
 /// How a VM runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +25,8 @@ pub enum Execution {
     Aarch64,
     /// An ARMv7-A kernel at AArch32 EL1 in hardware (`HCR_EL2.RW` = 0).
     Aarch32Hardware,
-    /// An ARMv7-A kernel under the dynamic binary translator.
+    /// An ARMv7-A kernel under the dynamic binary translator: the VM's vCPU runs the
+    /// AArch64 runtime (`crate::dbt_runtime`) at EL1, which translates the guest.
     Aarch32Dbt,
 }
 

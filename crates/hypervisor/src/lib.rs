@@ -10,6 +10,7 @@ extern crate alloc;
 
 pub mod bootargs;
 pub mod dbt_runtime;
+pub mod dbt_runtime;
 pub mod devices;
 pub mod errata;
 pub mod exits;

@@ -25,6 +25,7 @@ pub use crate::exits::VmEnd;
 use crate::stats::ExitStats;
 
 use crate::bootargs::ResetPolicy;
+use crate::dbt_runtime;
 use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode, VirtioMmioNode};
 use crate::layout;
 use crate::loader::{self, GuestLayout, LoadError};
@@ -111,6 +112,11 @@ pub struct Vm {
     pub index: usize,
     /// Its kernel is ARMv7-A, run at AArch32 EL1 (`HCR_EL2.RW` = 0).
     pub aarch32: bool,
+    /// Its kernel is ARMv7-A (in hardware or under the DBT): it gets an ARMv7 device tree.
+    pub armv7: bool,
+    /// Under the DBT: host physical address of the runtime's region (`crate::dbt_runtime`,
+    /// mapped at its IPA; freed with the VM).
+    pub dbt_region: Option<u64>,
     /// Guest RAM IPA base.
     pub ram_ipa: u64,
     /// Host physical address of guest RAM.
@@ -164,7 +170,8 @@ pub struct VmParams<'a> {
     /// Host `MIDR_EL1` (what the guest sees through `VPIDR_EL2`).
     pub midr: u64,
     /// An ARMv7-A kernel in hardware at AArch32 EL1 (`HCR_EL2.RW` = 0; the package's
-    /// `VM_FLAG_ARCH_ARMV7`, decided by `guest_arch`).
+    /// `VM_FLAG_ARCH_ARMV7`, decided by `guest_arch`). An ARMv7-A package entry without it
+    /// runs under the DBT (`guest_arch::Execution::Aarch32Dbt`).
     pub aarch32: bool,
 }
 
@@ -267,7 +274,14 @@ impl Vm {
             return Err(VmError::Config("vCPU count must be 1..=64"));
         }
         let ram_size = spec.mem_bytes.next_multiple_of(2 << 20);
-        let kernel = if p.aarch32 {
+        let armv7 = spec.flags & vmpkg::VM_FLAG_ARCH_ARMV7 != 0;
+        let dbt = armv7 && !p.aarch32;
+        if dbt && spec.vcpus != 1 {
+            return Err(VmError::Config(
+                "an ARMv7-A VM under the DBT has exactly one vCPU in this build",
+            ));
+        }
+        let kernel = if armv7 {
             loader::inspect_armv7(spec.kernel)
         } else {
             loader::inspect(spec.kernel)
@@ -297,6 +311,17 @@ impl Vm {
             frames::free(ram_pa, ram_size);
             return Err(VmError::Stage2(e));
         }
+        let dbt_region = if dbt {
+            match map_dbt_runtime(&mut stage2) {
+                Ok(pa) => Some(pa),
+                Err(e) => {
+                    frames::free(ram_pa, ram_size);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         // The VMID is allocated when a vCPU is first loaded (`vmid_for_load`); until then
         // the VTTBR value carries VMID 0, which no guest ever runs with.
         let vttbr = stage2.vttbr(0);
@@ -335,8 +360,20 @@ impl Vm {
                     cntvoff_el2: counter.cntvoff,
                     el1_aarch32: p.aarch32,
                 };
-                let mut ctx =
-                    VcpuContext::new_for_boot(layout_plan.kernel, layout_plan.dtb, controls);
+                let mut ctx = if dbt {
+                    // The runtime, at AArch64 EL1; it boots the guest as the ARM boot
+                    // protocol says (`guests/dbt-runtime`).
+                    let mut ctx = VcpuContext::new_for_boot(
+                        dbt_runtime::REGION_IPA,
+                        layout_plan.dtb,
+                        controls,
+                    );
+                    let args = dbt_runtime::boot_args(layout_plan.kernel, layout_plan.dtb);
+                    ctx.regs.x[..4].copy_from_slice(&args);
+                    ctx
+                } else {
+                    VcpuContext::new_for_boot(layout_plan.kernel, layout_plan.dtb, controls)
+                };
                 ctx.el1.actlr_el1 = actlr;
                 Vcpu {
                     state: Mutex::new(VcpuRun {
@@ -361,6 +398,8 @@ impl Vm {
             name: String::from(spec.name),
             index: p.index,
             aarch32: p.aarch32,
+            armv7,
+            dbt_region,
             ram_ipa: layout::RAM_BASE,
             ram_pa,
             ram_size,
@@ -372,7 +411,9 @@ impl Vm {
             ended: AtomicBool::new(false),
             layout: layout_plan,
             ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
-            restart_on_reset: spec.flags & vmpkg::VM_FLAG_RESTART_ON_RESET != 0,
+            // A restart re-enters the kernel entry, which under the DBT is the runtime's
+            // job: not supported yet, such a VM stops on SYSTEM_RESET.
+            restart_on_reset: spec.flags & vmpkg::VM_FLAG_RESTART_ON_RESET != 0 && !dbt,
             counter,
             vgic,
             uart,
@@ -427,7 +468,7 @@ impl Vm {
             } else {
                 Vec::new()
             },
-            armv7: self.aarch32,
+            armv7: self.armv7,
             ..GuestFdtConfig::default()
         };
         let dtb = guest_fdt::build(&fdt_cfg).map_err(|_| VmError::Fdt)?;
@@ -497,5 +538,30 @@ impl Vm {
 impl Drop for Vm {
     fn drop(&mut self) {
         frames::free(self.ram_pa, self.ram_size);
+        if let Some(pa) = self.dbt_region {
+            frames::free(pa, dbt_runtime::REGION_SIZE);
+        }
     }
+}
+
+/// Allocates the DBT runtime's region, maps it at its IPA in `stage2` and copies the
+/// runtime's image to its start; returns its host physical address.
+fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError> {
+    let size = dbt_runtime::REGION_SIZE;
+    let pa = frames::alloc_zeroed(size).ok_or(VmError::OutOfMemory)?;
+    if let Err(e) = stage2.map(dbt_runtime::REGION_IPA, pa, size, S2Attrs::RAM) {
+        frames::free(pa, size);
+        return Err(VmError::Stage2(e));
+    }
+    // SAFETY: [pa, pa + size) was just allocated for this VM and is identity-mapped in the
+    // hypervisor; the image (in the hypervisor's own image) is smaller than the region
+    // (checked by `dbt_runtime`'s test) and does not overlap it.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            dbt_runtime::IMAGE.as_ptr(),
+            pa as *mut u8,
+            dbt_runtime::IMAGE.len().min(size as usize),
+        )
+    };
+    Ok(pa)
 }

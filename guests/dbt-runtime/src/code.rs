@@ -1,0 +1,76 @@
+//! The code cache: the top of this runtime's region (Normal, EL1 read/write/execute, out of
+//! reach of every address translated code can form), with the cache maintenance that makes
+//! new code visible to instruction fetch, and write protection of guest code pages through
+//! the runtime's stage 1 (`mmu::protect`).
+
+use dbt_armv7::translate::host::{call_prologue, CodeMemory};
+use dbt_armv7::translate::GuestState;
+
+/// The code cache memory.
+pub struct Code {
+    base: *mut u8,
+    len: usize,
+}
+
+impl Code {
+    /// The cache at `[base, base + len)` of the runtime's own RAM.
+    pub fn new(base: u64, len: u64) -> Code {
+        Code {
+            base: base as *mut u8,
+            len: len as usize,
+        }
+    }
+
+    /// Host address and end of the cache.
+    pub fn range(&self) -> (u64, u64) {
+        (self.base as u64, self.base as u64 + self.len as u64)
+    }
+}
+
+impl CodeMemory for Code {
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the region is the runtime's, `len` bytes, used for nothing else, for the
+        // life of the VM.
+        unsafe { core::slice::from_raw_parts_mut(self.base, self.len) }
+    }
+
+    fn sync(&mut self, start: usize, len: usize) {
+        let ctr: u64;
+        // SAFETY: reads CTR_EL0.
+        unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr) };
+        let dline = 4usize << ((ctr >> 16) & 15);
+        let iline = 4usize << (ctr & 15);
+        let lo = self.base as usize + start;
+        let hi = lo + len;
+        let mut a = lo & !(dline - 1);
+        while a < hi {
+            // SAFETY: cleans a line of the code cache to the point of unification.
+            unsafe { core::arch::asm!("dc cvau, {}", in(reg) a) };
+            a += dline;
+        }
+        // SAFETY: barrier.
+        unsafe { core::arch::asm!("dsb ish") };
+        let mut a = lo & !(iline - 1);
+        while a < hi {
+            // SAFETY: invalidates instruction cache lines of the code cache.
+            unsafe { core::arch::asm!("ic ivau, {}", in(reg) a) };
+            a += iline;
+        }
+        // SAFETY: barriers.
+        unsafe { core::arch::asm!("dsb ish", "isb") };
+    }
+
+    unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize) {
+        // SAFETY: the caller's contract (code the engine generated, a valid state); `base`
+        // is the executable cache.
+        unsafe { call_prologue(self.base, prologue, state, entry) }
+    }
+
+    fn protect_guest_page(&mut self, page: u32) -> bool {
+        crate::mmu::protect(page, true)
+    }
+
+    fn unprotect_guest_page(&mut self, page: u32) {
+        crate::mmu::protect(page, false);
+    }
+}

@@ -1,0 +1,157 @@
+//! The runtime's stage-1 translation (`TTBR0_EL1`, 4 KiB granule, 39-bit VA, start level 1).
+//!
+//! - VA `[0, 1 GiB)`: the guest's device range (PL011, GIC, virtio-mmio), identity to IPA,
+//!   Device-nGnRE, never executable.
+//! - VA `[1 GiB, 4 GiB)`: the guest's RAM and whatever else its 32-bit physical space holds,
+//!   identity to IPA, Normal write-back, never executable (the host runs only translated
+//!   code). 2 MiB blocks, split into 4 KiB pages on demand to write-protect a page that
+//!   code was translated from (self-modifying-code detection).
+//! - VA `[4 GiB, 64 GiB)`: unmapped. Translated code forms a zero-extended 32-bit address
+//!   plus an immediate, or plus a second one shifted left by at most 2 (below 21 GiB), so
+//!   a guest address that wraps faults here and goes through the fault path.
+//! - VA `[64 GiB, 65 GiB)`: this runtime (image, stack, heap, page tables, code cache),
+//!   identity to its IPA, Normal, EL1 read/write/execute. No guest address reaches it.
+//!
+//! While the guest's MMU is off this is exactly the guest's physical view; with it on the
+//! engine interprets (shadow tables of the guest's stage 1 are issue 17 stage C).
+
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::*;
+use alloc::boxed::Box;
+use spin::Mutex;
+
+/// One translation table.
+#[repr(C, align(4096))]
+struct Table([u64; 512]);
+
+/// The level-1 table and the level-2 tables of the guest's RAM range (VA 1..4 GiB).
+struct Tables {
+    l1: Table,
+    l2: [Table; 3],
+}
+
+static TABLES: Mutex<Tables> = Mutex::new(Tables {
+    l1: Table([0; 512]),
+    l2: [Table([0; 512]), Table([0; 512]), Table([0; 512])],
+});
+
+/// Table descriptor (levels 1-2) and page descriptor (level 3).
+const TABLE_OR_PAGE: u64 = 0b11;
+/// Block descriptor (levels 1-2).
+const BLOCK: u64 = 0b01;
+/// Access flag.
+const AF: u64 = 1 << 10;
+/// Inner shareable.
+const SH_INNER: u64 = 3 << 8;
+/// AP\[2\]: read-only.
+const AP_RO: u64 = 1 << 7;
+/// Privileged and unprivileged execute-never.
+const XN: u64 = (1 << 53) | (1 << 54);
+/// `MAIR_EL1` index 0: Device-nGnRE.
+const ATTR_DEVICE: u64 = 0 << 2;
+/// `MAIR_EL1` index 1: Normal, inner/outer write-back.
+const ATTR_NORMAL: u64 = 1 << 2;
+/// Output address bits of a descriptor.
+const OA_MASK: u64 = 0x0000_ffff_ffff_f000;
+
+const GIB: u64 = 1 << 30;
+const MIB2: u64 = 2 << 20;
+
+fn normal_guest(pa: u64) -> u64 {
+    pa | AF | SH_INNER | ATTR_NORMAL | XN
+}
+
+/// Builds the tables and turns the MMU and caches on; `runtime_base` is this runtime's
+/// region (1 GiB-aligned, identity-mapped).
+pub fn init(runtime_base: u64) {
+    let mut t = TABLES.lock();
+    t.l1.0[0] = AF | ATTR_DEVICE | XN | BLOCK;
+    for i in 0..3 {
+        for (j, e) in t.l2[i].0.iter_mut().enumerate() {
+            *e = normal_guest((i as u64 + 1) * GIB + j as u64 * MIB2) | BLOCK;
+        }
+        let l2 = &t.l2[i] as *const Table as u64;
+        t.l1.0[i + 1] = l2 | TABLE_OR_PAGE;
+    }
+    t.l1.0[(runtime_base / GIB) as usize] =
+        (runtime_base & !(GIB - 1)) | AF | SH_INNER | ATTR_NORMAL | BLOCK;
+    let l1 = &t.l1 as *const Table as u64;
+    drop(t);
+    MAIR_EL1.write(
+        MAIR_EL1::Attr0_Device::nonGathering_nonReordering_EarlyWriteAck
+            + MAIR_EL1::Attr1_Normal_Inner::WriteBack_NonTransient_ReadWriteAlloc
+            + MAIR_EL1::Attr1_Normal_Outer::WriteBack_NonTransient_ReadWriteAlloc,
+    );
+    let pa_range = ID_AA64MMFR0_EL1.read(ID_AA64MMFR0_EL1::PARange).min(5);
+    TCR_EL1.write(
+        TCR_EL1::T0SZ.val(25)
+            + TCR_EL1::IRGN0::WriteBack_ReadAlloc_WriteAlloc_Cacheable
+            + TCR_EL1::ORGN0::WriteBack_ReadAlloc_WriteAlloc_Cacheable
+            + TCR_EL1::SH0::Inner
+            + TCR_EL1::TG0::KiB_4
+            + TCR_EL1::EPD1::DisableTTBR1Walks
+            + TCR_EL1::IPS.val(pa_range),
+    );
+    TTBR0_EL1.set(l1);
+    barrier::dsb(barrier::ISH);
+    // SAFETY: drops stale translations of this EL1&0 regime before it is enabled.
+    unsafe { core::arch::asm!("tlbi vmalle1", "dsb nsh", "isb") };
+    SCTLR_EL1.modify(
+        SCTLR_EL1::M::Enable
+            + SCTLR_EL1::C::Cacheable
+            + SCTLR_EL1::I::Cacheable
+            + SCTLR_EL1::A::Disable
+            + SCTLR_EL1::WXN::Disable,
+    );
+    barrier::isb(barrier::SY);
+}
+
+fn tlbi_page(va: u64) {
+    // SAFETY: invalidates this regime's translation of one page; barriers complete it.
+    unsafe {
+        core::arch::asm!("dsb ishst", "tlbi vaae1is, {}", "dsb ish", "isb", in(reg) va >> 12)
+    };
+}
+
+/// Level-3 entry of guest page `va` (splitting its 2 MiB block first), or `None` outside
+/// the guest's RAM range.
+fn page_entry(t: &mut Tables, va: u64) -> Option<*mut u64> {
+    if !(GIB..4 * GIB).contains(&va) {
+        return None;
+    }
+    let l2 = &mut t.l2[(va / GIB - 1) as usize].0[((va >> 21) & 511) as usize];
+    if *l2 & 0b11 == BLOCK {
+        let block = *l2 & OA_MASK;
+        let mut l3 = Box::new(Table([0; 512]));
+        for (k, e) in l3.0.iter_mut().enumerate() {
+            *e = normal_guest(block + k as u64 * 4096) | TABLE_OR_PAGE;
+        }
+        let l3 = Box::leak(l3) as *mut Table as u64;
+        // Break-before-make: invalid, TLB invalidation, then the table.
+        *l2 = 0;
+        // SAFETY: drops the block's translations (the whole 2 MiB).
+        unsafe { core::arch::asm!("dsb ishst", "tlbi vmalle1is", "dsb ish", "isb") };
+        *l2 = l3 | TABLE_OR_PAGE;
+        barrier::dsb(barrier::ISHST);
+    }
+    let l3 = (*l2 & OA_MASK) as *mut u64;
+    // SAFETY: a level-3 table this module allocated; index < 512.
+    Some(unsafe { l3.add(((va >> 12) & 511) as usize) })
+}
+
+/// Makes guest page `page` (IPA >> 12) read-only (`on`) or writable again; false outside
+/// the guest's RAM range.
+pub fn protect(page: u32, on: bool) -> bool {
+    let va = (page as u64) << 12;
+    let mut t = TABLES.lock();
+    let Some(e) = page_entry(&mut t, va) else {
+        return false;
+    };
+    // SAFETY: `e` points into a live level-3 table that only this module writes.
+    unsafe {
+        let v = core::ptr::read_volatile(e);
+        core::ptr::write_volatile(e, if on { v | AP_RO } else { v & !AP_RO });
+    }
+    tlbi_page(va);
+    true
+}

@@ -1,0 +1,109 @@
+//! The run loop: the guest's ARMv7-A core (`dbt_armv7::Cpu`) booted as the ARM Linux boot
+//! protocol says, run through the translator (`Dbt`) in slices of guest instructions. At
+//! each slice boundary the VM's virtual interrupt lines (`ISR_EL1.I`/`.F`: what the vGIC
+//! and the forwarded timer present to this vCPU) become the core's IRQ/FIQ inputs, so a
+//! pending interrupt is taken as an ARMv7 IRQ exception at a block boundary; the runtime's
+//! own `PSTATE.I` stays masked (nothing preempts translated code). `WFI` becomes the
+//! runtime's `WFI` (the hypervisor blocks the vCPU until an interrupt is pending), `HVC`/
+//! `SMC` become the runtime's own calls to the hypervisor (`calls.rs`).
+
+use alloc::boxed::Box;
+use dbt_armv7::cpu::psr;
+use dbt_armv7::translate::{A64Gen, CodeGen, Dbt};
+use dbt_armv7::{Cpu, Exit};
+
+use crate::bus::GuestBus;
+use crate::calls;
+use crate::code::Code;
+use crate::console;
+use crate::coproc::{Registers, VirtualCounter};
+
+/// Guest instructions per slice: the longest an interrupt waits for the loop to look.
+const SLICE: u64 = 20_000;
+/// `ISR_EL1.I` and `.F`.
+const ISR_I: u64 = 1 << 7;
+const ISR_F: u64 = 1 << 6;
+
+/// What the runtime reads from the guest's device tree.
+struct Machine {
+    ram: core::ops::Range<u64>,
+    uart: Option<u64>,
+    gicv3: bool,
+}
+
+fn machine(dtb: u64) -> Machine {
+    // SAFETY: the hypervisor wrote a device tree at `dtb`, in guest RAM (identity-mapped).
+    let fdt = match unsafe { fdt::Fdt::from_ptr(dtb as *const u8) } {
+        Ok(f) => f,
+        Err(e) => console::fatal_args(format_args!("the guest device tree at {dtb:#x}: {e:?}")),
+    };
+    let ram = fdt
+        .memory()
+        .regions()
+        .next()
+        .and_then(|r| Some(r.starting_address as u64..r.starting_address as u64 + r.size? as u64))
+        .unwrap_or_else(|| console::fatal("no memory node in the guest device tree"));
+    let uart = fdt
+        .find_compatible(&["arm,pl011"])
+        .and_then(|n| n.reg()?.next())
+        .map(|r| r.starting_address as u64);
+    let gicv3 = fdt.find_compatible(&["arm,gic-v3"]).is_some();
+    Machine { ram, uart, gicv3 }
+}
+
+/// Boots the guest at `entry` with its device tree at `dtb` and runs it until it powers off.
+pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
+    let m = machine(dtb);
+    if let Some(u) = m.uart {
+        console::init(u);
+    }
+    let mut code = Code::new(code_base, crate::entry::CODE_CACHE_SIZE);
+    let (lo, hi) = code.range();
+    crate::vectors::set_code_cache(lo, hi, lo + A64Gen::new().runtime().1.epilogue as u64);
+    let mut bus = GuestBus { ram: m.ram };
+
+    // The ARM boot protocol: SVC mode, MMU off, IRQ/FIQ masked, r0 = 0, r1 = ~0 (machine
+    // type: use the device tree), r2 = the device tree.
+    let mut cpu = Cpu::new();
+    cpu.set_counter(Box::new(VirtualCounter));
+    cpu.set_coproc_host(Box::new(Registers { gicv3: m.gicv3 }));
+    cpu.set_reg(0, 0);
+    cpu.set_reg(1, u32::MAX);
+    cpu.set_reg(2, dtb as u32);
+    if entry & 1 != 0 {
+        cpu.set_cpsr(cpu.cpsr() | psr::T);
+    }
+    cpu.set_pc(entry as u32 & !1);
+
+    let mut dbt = Dbt::new(A64Gen::new());
+    loop {
+        let isr: u64;
+        // SAFETY: reads ISR_EL1 (the pending virtual interrupts), no side effect.
+        unsafe { core::arch::asm!("mrs {}, isr_el1", out(reg) isr, options(nomem, nostack)) };
+        cpu.irq_line = isr & ISR_I != 0;
+        cpu.fiq_line = isr & ISR_F != 0;
+        match dbt.run(&mut cpu, &mut bus, &mut code, SLICE) {
+            Exit::Budget => {}
+            Exit::Wfi => aarch64_cpu::asm::wfi(),
+            e @ (Exit::Hvc(_) | Exit::Smc(_)) => {
+                let args = core::array::from_fn(|i| cpu.reg(i));
+                if matches!(args[0], calls::PSCI_SYSTEM_OFF | calls::PSCI_SYSTEM_RESET) {
+                    let s = dbt.stats();
+                    console::line(format_args!(
+                        "guest instructions {} (translated {}, interpreted {}), blocks {}, code-cache entries {}, links {}, flushes {}, faults {}, side exits {}, smc {}",
+                        cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks,
+                        s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc
+                    ));
+                }
+                let r = calls::call(matches!(e, Exit::Smc(_)), args);
+                for (i, v) in r.into_iter().enumerate() {
+                    cpu.set_reg(i, v);
+                }
+            }
+            e => console::fatal_args(format_args!(
+                "unexpected exit {e:?} at guest pc {:#x}",
+                cpu.reg(15)
+            )),
+        }
+    }
+}

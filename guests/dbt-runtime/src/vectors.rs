@@ -1,0 +1,129 @@
+//! EL1 exception vectors. Data aborts in translated code (a guest access that faults:
+//! unmapped or wrapped address, write-protected code page, alignment on device memory, an
+//! external abort the hypervisor injects for an access nothing backs) go back to the
+//! engine through `redirect_fault`, which resumes at the epilogue with the exact guest
+//! state; aborts of the bus probes (`bus.rs`) return a failure to their caller. Anything
+//! else is a runtime bug: reported, and the VM ends.
+
+use aarch64_cpu::registers::*;
+use core::sync::atomic::{AtomicU64, Ordering};
+use dbt_armv7::translate::a64::redirect_fault;
+
+/// The code cache `[lo, hi)` and the epilogue's address, set before translated code runs.
+static CACHE_LO: AtomicU64 = AtomicU64::new(0);
+static CACHE_HI: AtomicU64 = AtomicU64::new(0);
+static EPILOGUE: AtomicU64 = AtomicU64::new(0);
+
+/// Registers the code cache `[lo, hi)` whose epilogue is at `epilogue`.
+pub fn set_code_cache(lo: u64, hi: u64, epilogue: u64) {
+    CACHE_LO.store(lo, Ordering::Relaxed);
+    CACHE_HI.store(hi, Ordering::Relaxed);
+    EPILOGUE.store(epilogue, Ordering::Relaxed);
+}
+
+/// The interrupted context, as the vector code saves it.
+#[repr(C)]
+pub struct Frame {
+    x: [u64; 31],
+    elr: u64,
+    spsr: u64,
+    _pad: u64,
+}
+
+/// `ESR_EL1.EC`: data abort taken without a change in exception level.
+const EC_DABT_CUR: u64 = 0x25;
+/// Vector kinds (offset within a group of four).
+const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
+
+macro_rules! vector_entries {
+    ($($kind:literal)*) => {
+        concat!($(
+            ".balign 0x80\n",
+            "sub sp, sp, #272\n",
+            "stp x0, x1, [sp]\n",
+            "mov x0, #", $kind, "\n",
+            "b dbt_rt_trap\n",
+        )*)
+    };
+}
+
+core::arch::global_asm!(
+    ".section .text.vectors, \"ax\"",
+    ".balign 0x800",
+    ".global dbt_rt_vectors",
+    "dbt_rt_vectors:",
+    vector_entries!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15),
+    "dbt_rt_trap:",
+    "stp x2, x3, [sp, #16]",
+    "stp x4, x5, [sp, #32]",
+    "stp x6, x7, [sp, #48]",
+    "stp x8, x9, [sp, #64]",
+    "stp x10, x11, [sp, #80]",
+    "stp x12, x13, [sp, #96]",
+    "stp x14, x15, [sp, #112]",
+    "stp x16, x17, [sp, #128]",
+    "stp x18, x19, [sp, #144]",
+    "stp x20, x21, [sp, #160]",
+    "stp x22, x23, [sp, #176]",
+    "stp x24, x25, [sp, #192]",
+    "stp x26, x27, [sp, #208]",
+    "stp x28, x29, [sp, #224]",
+    "mrs x1, elr_el1",
+    "stp x30, x1, [sp, #240]",
+    "mrs x1, spsr_el1",
+    "str x1, [sp, #256]",
+    "mov x1, x0",
+    "mov x0, sp",
+    "bl dbt_rt_exception",
+    "ldr x1, [sp, #256]",
+    "msr spsr_el1, x1",
+    "ldp x30, x1, [sp, #240]",
+    "msr elr_el1, x1",
+    "ldp x0, x1, [sp]",
+    "ldp x2, x3, [sp, #16]",
+    "ldp x4, x5, [sp, #32]",
+    "ldp x6, x7, [sp, #48]",
+    "ldp x8, x9, [sp, #64]",
+    "ldp x10, x11, [sp, #80]",
+    "ldp x12, x13, [sp, #96]",
+    "ldp x14, x15, [sp, #112]",
+    "ldp x16, x17, [sp, #128]",
+    "ldp x18, x19, [sp, #144]",
+    "ldp x20, x21, [sp, #160]",
+    "ldp x22, x23, [sp, #176]",
+    "ldp x24, x25, [sp, #192]",
+    "ldp x26, x27, [sp, #208]",
+    "ldp x28, x29, [sp, #224]",
+    "add sp, sp, #272",
+    "eret",
+);
+
+#[no_mangle]
+extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
+    let esr = ESR_EL1.get();
+    let far = FAR_EL1.get();
+    if kind == 4 && esr >> 26 == EC_DABT_CUR {
+        if crate::bus::is_probe(f.elr) {
+            // A bus probe faulted: it returns (x0 = garbage, x1 = 1) to its caller.
+            f.x[1] = 1;
+            f.elr = f.x[30];
+            return;
+        }
+        let cache = CACHE_LO.load(Ordering::Relaxed)..CACHE_HI.load(Ordering::Relaxed);
+        if redirect_fault(
+            &mut f.x,
+            &mut f.elr,
+            far,
+            cache,
+            EPILOGUE.load(Ordering::Relaxed),
+        ) {
+            return;
+        }
+    }
+    crate::console::fatal_args(format_args!(
+        "unexpected {} exception (vector {kind}): ESR_EL1 {esr:#x} ELR_EL1 {:#x} FAR_EL1 {far:#x} SPSR_EL1 {:#x}",
+        KIND_NAMES[(kind & 3) as usize],
+        f.elr,
+        f.spsr
+    ))
+}
