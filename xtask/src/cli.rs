@@ -156,7 +156,8 @@ pub struct QemuArgs {
     /// The VM to run.
     #[command(flatten)]
     pub vm: VmArgs,
-    /// CPU model: cortex-a57 (ARMv8.0, no VHE) or max (ARMv8.x with VHE) [default: max, or
+    /// CPU model: cortex-a57 (ARMv8.0, no VHE), max (ARMv8.x with VHE) or a64fx (VHE, no
+    /// AArch32 EL1: ARMv7-A guests run under the DBT) [default: max, or
     /// the config's [machine] cpu].
     #[arg(long, value_enum)]
     pub cpu: Option<Cpu>,
@@ -281,6 +282,10 @@ pub enum Cpu {
     CortexA57,
     /// QEMU's `max` CPU: has VHE (with the fast `pauth-impdef` algorithm).
     Max,
+    /// Fujitsu A64FX (ARMv8.2, VHE, SVE): EL0 and EL1 are AArch64 only, so ARMv7-A guests
+    /// run under the DBT (the stand-in for ThunderX). QEMU gives it GICv3 only.
+    #[value(name = "a64fx")]
+    A64fx,
 }
 
 impl Cpu {
@@ -289,6 +294,7 @@ impl Cpu {
         match self {
             Cpu::CortexA57 => "cortex-a57",
             Cpu::Max => "max",
+            Cpu::A64fx => "a64fx",
         }
     }
 
@@ -297,12 +303,13 @@ impl Cpu {
         match self {
             Cpu::CortexA57 => "cortex-a57",
             Cpu::Max => "max,pauth-impdef=on",
+            Cpu::A64fx => "a64fx",
         }
     }
 
     /// Whether the CPU implements VHE (FEAT_VHE, `ID_AA64MMFR1_EL1.VH`).
     pub fn has_vhe(self) -> bool {
-        matches!(self, Cpu::Max)
+        matches!(self, Cpu::Max | Cpu::A64fx)
     }
 }
 

@@ -5,7 +5,7 @@
 //! [machine]              # optional; command-line flags override these
 //! smp = 2                # physical CPUs of the QEMU machine
 //! gic = 3                # 2 or 3
-//! cpu = "max"            # "max" or "cortex-a57"
+//! cpu = "max"            # "max", "cortex-a57" or "a64fx"
 //! host_mem = "1G"        # default: the VMs' memory + 256M
 //! net = "user"           # uplink: QEMU's user-mode network ("none": VMs only see each other)
 //!
@@ -235,9 +235,10 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
             None => None,
             Some("max") => Some(Cpu::Max),
             Some("cortex-a57") => Some(Cpu::CortexA57),
+            Some("a64fx") => Some(Cpu::A64fx),
             Some(c) => {
                 return Err(format!(
-                    "[machine] cpu = \"{c}\": must be \"max\" or \"cortex-a57\""
+                    "[machine] cpu = \"{c}\": must be \"max\", \"cortex-a57\" or \"a64fx\""
                 ))
             }
         };

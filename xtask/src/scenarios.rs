@@ -260,7 +260,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         );
     }
     if let Some(cells) = &f.cells {
-        let known: Vec<String> = matrix().iter().map(Cell::name).collect();
+        let known: Vec<String> = all_cells().iter().map(Cell::name).collect();
         if let Some(bad) = cells.iter().find(|c| !known.contains(c)) {
             return Err(format!(
                 "`cells`: unknown cell '{bad}'; known cells: {}",
@@ -434,6 +434,26 @@ pub fn matrix() -> Vec<Cell> {
     cells
 }
 
+/// Cells a scenario runs in only when its `cells` name them: the A64FX (ARMv8.2, VHE, no
+/// AArch32 at EL0/EL1, GICv3 only in QEMU), where ARMv7-A guests run under the DBT.
+pub fn opt_in_cells() -> Vec<Cell> {
+    [Backend::Auto, Backend::Nvhe]
+        .into_iter()
+        .map(|backend| Cell {
+            cpu: Cpu::A64fx,
+            backend,
+            gic: Gic::V3,
+        })
+        .collect()
+}
+
+/// [`matrix`] and [`opt_in_cells`].
+pub fn all_cells() -> Vec<Cell> {
+    let mut cells = matrix();
+    cells.extend(opt_in_cells());
+    cells
+}
+
 /// One QEMU run: a scenario in a cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Run<'a> {
@@ -453,14 +473,15 @@ impl Run<'_> {
 /// Every (scenario, cell) pair the scenarios allow whose name contains `filter`; scenarios
 /// marked `full_only` only when `full`.
 pub fn expand<'a>(scenarios: &'a [Scenario], filter: Option<&str>, full: bool) -> Vec<Run<'a>> {
-    let cells = matrix();
+    let cells = all_cells();
+    let opt_in = opt_in_cells();
     let mut runs = Vec::new();
     for scenario in scenarios.iter().filter(|s| full || !s.full_only) {
         for &cell in &cells {
-            let allowed = scenario
-                .cells
-                .as_ref()
-                .is_none_or(|only| only.contains(&cell.name()));
+            let allowed = match scenario.cells.as_ref() {
+                Some(only) => only.contains(&cell.name()),
+                None => !opt_in.contains(&cell),
+            };
             let run = Run { scenario, cell };
             if allowed && filter.is_none_or(|f| run.name().contains(f)) {
                 runs.push(run);
@@ -748,6 +769,18 @@ mod tests {
         assert_eq!(lines[0], "[hv] backend: nvhe");
         assert_eq!(lines[2], "[hv] backend: vhe");
         assert_eq!(lines[4], "[hv] backend: nvhe");
+        let a64fx: Vec<String> = opt_in_cells().iter().map(Cell::name).collect();
+        assert_eq!(a64fx, ["a64fx/auto/gic3", "a64fx/nvhe/gic3"]);
+        assert_eq!(opt_in_cells()[0].backend_line(), "[hv] backend: vhe");
+    }
+
+    #[test]
+    fn a64fx_cells_only_when_named() {
+        let mut dbt = parse_scenario("dbt", HELLO).unwrap();
+        dbt.cells = Some(vec!["a64fx/nvhe/gic3".into(), "max/auto/gic3".into()]);
+        let all = [hello(), dbt];
+        assert_eq!(expand(&all, Some("a64fx"), false).len(), 1);
+        assert_eq!(expand(&all, None, false).len(), 8);
     }
 
     #[test]
