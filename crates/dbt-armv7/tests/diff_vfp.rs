@@ -89,9 +89,10 @@ fn run_batch3(
     let dir = std::env::temp_dir().join(format!("dbt-armv7-vfp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{tag}.elf"));
+    let mut mismatched = Vec::new();
     loop {
         if cases.is_empty() {
-            return Vec::new();
+            return mismatched;
         }
         let img = build(&cases, src);
         std::fs::write(&path, &img.bytes).unwrap();
@@ -126,19 +127,40 @@ fn run_batch3(
             )
         });
         let dbt = records(&t.stdout, n, terr);
-        let first_bad = [&qemu, &interp, &dbt]
+        // The earliest case any of them did not complete is rejected with the reasons of
+        // all that stopped there; when not all three stopped (one raised UNDEFINED or an
+        // alignment fault the others did not) it is a mismatch too.
+        let runs = [
+            ("qemu-arm", &qemu),
+            ("interpreter", &interp),
+            ("translator", &dbt),
+        ];
+        let first = runs
             .iter()
-            .filter_map(|r| r.as_ref().err())
-            .min_by_key(|(k, _)| *k)
-            .cloned();
-        if let Some((k, why)) = first_bad {
+            .filter_map(|(_, r)| r.as_ref().err().map(|(k, _)| *k))
+            .min();
+        if let Some(k) = first {
             let k = k.min(n - 1);
+            let stopped: Vec<String> = runs
+                .iter()
+                .filter_map(|(name, r)| match r {
+                    Err((j, why)) if (*j).min(n - 1) == k => Some(format!("{name}: {why}")),
+                    _ => None,
+                })
+                .collect();
+            let why = stopped.join("; ");
+            if stopped.len() != 3 {
+                mismatched.push(format!(
+                    "{tag}: only some stopped ({why})\n    {}",
+                    cases[k].line()
+                ));
+            }
             rejects.push(format!("{why}\n    {}", cases[k].line()));
             cases.remove(k);
             continue;
         }
         let (qemu, interp, dbt) = (qemu.unwrap(), interp.unwrap(), dbt.unwrap());
-        let mut fails = Vec::new();
+        let mut fails = mismatched;
         for (k, c) in cases.iter().enumerate() {
             if qemu[k] != interp[k] || qemu[k] != dbt[k] {
                 fails.push(format!(
@@ -156,6 +178,15 @@ fn run_batch3(
 
 #[test]
 fn vfp_matches_qemu_three_ways() {
+    run("vfp", false, 4000);
+}
+
+#[test]
+fn neon_matches_qemu_three_ways() {
+    run("neon", true, 4000);
+}
+
+fn run(name: &str, neon: bool, default_count: usize) {
     let _ = qemu_arm();
     let _ = common::a64::qemu_aarch64();
     let seed: u64 = std::env::var("DBT_DIFF_SEED")
@@ -165,16 +196,24 @@ fn vfp_matches_qemu_three_ways() {
     let count: usize = std::env::var("DBT_VFP_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(4000);
-    println!("vfp differential: seed {seed:#x} (DBT_DIFF_SEED), {count} cases");
+        .unwrap_or(default_count);
+    println!("{name} differential: seed {seed:#x} (DBT_DIFF_SEED), {count} cases");
     let mut rng = Rng(seed | 1);
     // One case in three is Thumb-2.
-    let cases: Vec<Case> = (0..count)
+    let mut cases: Vec<Case> = (0..count)
         .map(|_| {
             let thumb = rng.below(3) == 0;
-            sequence(&mut rng, thumb)
+            sequence(&mut rng, thumb, neon)
         })
         .collect();
+    if let Ok(words) = std::env::var("DBT_VFP_WORDS") {
+        // Reproduce one A32 sequence: `DBT_VFP_WORDS="f2e625c5 ..."`.
+        let w: Vec<u32> = words
+            .split_whitespace()
+            .map(|x| u32::from_str_radix(x, 16).expect("hex word"))
+            .collect();
+        cases = vec![common::gen_vfp::fixed(&mut rng, &w)];
+    }
     let mut rejects = Vec::new();
     let mut fails = Vec::new();
     for (b, chunk) in cases.chunks(BATCH).enumerate() {
@@ -184,12 +223,12 @@ fn vfp_matches_qemu_three_ways() {
         fails.extend(run_batch3(
             chunk.to_vec(),
             &src,
-            &format!("batch{b}"),
+            &format!("{name}{b}"),
             &mut rejects,
         ));
     }
     println!(
-        "vfp differential: {count} cases, {} rejected, {} mismatches",
+        "{name} differential: {count} cases, {} rejected, {} mismatches",
         rejects.len(),
         fails.len()
     );

@@ -5,13 +5,18 @@
 //! - [`softfloat`]: the ARM ARM's floating-point pseudocode on integers (exact on any host);
 //! - `scalar`: VFP data processing (arithmetic, VMOV immediate/register, compare, convert);
 //! - `xfer`: VMRS/VMSR, core register transfers, VLDR/VSTR/VLDM/VSTM;
-//! - `neon`: the Advanced SIMD subset (see its module doc for what is UNDEFINED).
+//! - `neon`, `neon_shift`, `neon_misc`, `neon_long`: Advanced SIMD data processing (see
+//!   `neon`'s module doc for what is UNDEFINED);
+//! - `neon_mem`: VLD1-4/VST1-4.
 //!
 //! Every instruction first makes the checks of `CheckVFPEnabled`/`CheckAdvSIMDEnabled`
 //! (`CPACR.cp10`, `FPEXC.EN`, `CPACR.ASEDIS`): failing them is UNDEFINED.
 
 mod neon;
+mod neon_long;
 mod neon_mem;
+mod neon_misc;
+mod neon_shift;
 mod scalar;
 pub mod softfloat;
 mod xfer;
