@@ -577,7 +577,8 @@ pub fn vm_configs(ws: &Workspace, plans: &[VmPlan]) -> Result<Vec<VmConfig>> {
                 initrd: p.initrd.clone().or(initrd),
                 mem_bytes: p.mem,
                 vcpus: p.vcpus,
-                cmdline: p.cmdline.clone(),
+                cmdline: crate::config::storm::substitute_seed(&p.cmdline)
+                    .map_err(|e| crate::usage!("VM '{}': {e}", p.name))?,
                 ends_all: p.ends_all,
                 mac: p.mac,
                 disk_image: p.disk_image.clone(),

@@ -37,6 +37,8 @@ use crate::cli::{
 use crate::error::Result;
 use crate::linux;
 
+pub mod storm;
+
 /// Longest VM name (it prefixes every console line).
 pub const MAX_NAME_LEN: usize = 32;
 
@@ -72,6 +74,7 @@ struct VmSection {
     ends_all: bool,
     mac: Option<String>,
     disk: Option<String>,
+    disk_pattern: Option<String>,
     arch: Option<String>,
     dbt: Option<String>,
 }
@@ -321,6 +324,24 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
         if v.disk.as_deref().is_some_and(|d| d.trim().is_empty()) {
             return Err(format!("{at}: `disk` is empty; give an image path"));
         }
+        let pattern = match &v.disk_pattern {
+            _ if v.disk.is_some() && v.disk_pattern.is_some() => {
+                return Err(format!(
+                    "{at}: `disk` and `disk_pattern` exclude each other"
+                ))
+            }
+            Some(s) => {
+                let size = parse_size(s).map_err(|e| format!("{at}: `disk_pattern`: {e}"))?;
+                if !(4096..=storm::MAX_PATTERN).contains(&size) {
+                    return Err(format!("{at}: `disk_pattern` = {s}: give 4K..=64M"));
+                }
+                Some(storm::pattern_image_path(
+                    &crate::build::Workspace::locate().images_dir(),
+                    size,
+                ))
+            }
+            None => None,
+        };
         let arch = parse_arch(&guest, v.arch.as_deref(), v.dbt.as_deref())
             .map_err(|e| format!("{at}: {e}"))?;
         vms.push(VmPlan {
@@ -334,7 +355,7 @@ pub fn parse_config(text: &str, base: &Path) -> std::result::Result<MachineConfi
             vcpus,
             ends_all: v.ends_all,
             mac,
-            disk_image: v.disk.map(|d| base.join(d)),
+            disk_image: v.disk.map(|d| base.join(d)).or(pattern),
         });
     }
     let cfg = MachineConfig { machine, vms };
@@ -381,6 +402,10 @@ pub fn check_sources(vms: &[VmPlan], crates: &[String], origin: &str) -> Result<
             }
         }
         if let Some(d) = &vm.disk_image {
+            if let Some(size) = storm::pattern_size(d) {
+                storm::ensure_pattern_image(d, size)
+                    .map_err(|e| crate::usage!("{at}: writing {}: {e}", d.display()))?;
+            }
             crate::build::check_disk_image(d).map_err(|e| crate::usage!("{at}: {e}"))?;
         }
     }
