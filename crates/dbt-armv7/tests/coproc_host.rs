@@ -99,3 +99,47 @@ fn host_registers_answer_first_and_the_model_keeps_the_rest() {
         "the model did not see the host's write"
     );
 }
+
+/// Reports the IRQ line from a shared cell, as a VM's runtime reads `ISR_EL1`.
+struct Lines(Rc<RefCell<bool>>);
+
+impl CoprocHost for Lines {
+    fn read(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8) -> Option<u32> {
+        None
+    }
+    fn write(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8, _: u32) -> bool {
+        false
+    }
+    fn read64(&mut self, _: u8, _: u8, _: u8) -> Option<u64> {
+        None
+    }
+    fn write64(&mut self, _: u8, _: u8, _: u8, _: u64) -> bool {
+        false
+    }
+    fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
+        Some((*self.0.borrow(), false))
+    }
+}
+
+#[test]
+fn host_sampled_irq_line_overrides_a_stale_field() {
+    // cpsie i; nop; nop: the field says IRQ pending but the host's line is low: no IRQ.
+    let mut ram = FlatRam::new(0, 0x1000);
+    let code: Vec<u8> = [0xf108_0080u32, 0xe320_f000, 0xe320_f000]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    ram.load(0, &code);
+    let line = Rc::new(RefCell::new(false));
+    let mut cpu = Cpu::new();
+    cpu.set_coproc_host(Box::new(Lines(line.clone())));
+    cpu.irq_line = true;
+    assert_eq!(cpu.run(&mut ram, 2), Exit::Budget);
+    assert_eq!(cpu.mode(), dbt_armv7::Mode::Svc);
+    assert_eq!(cpu.reg(15), 8);
+    // The host's line rises: the next step takes the IRQ (vector 0x18, IRQ mode).
+    *line.borrow_mut() = true;
+    assert_eq!(cpu.run(&mut ram, 1), Exit::Budget);
+    assert_eq!(cpu.mode(), dbt_armv7::Mode::Irq);
+    assert_eq!(cpu.reg(15), 0x18);
+}

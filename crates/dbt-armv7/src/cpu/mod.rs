@@ -48,6 +48,14 @@ pub trait CoprocHost {
     fn read64(&mut self, cp: u8, opc1: u8, crm: u8) -> Option<u64>;
     /// `MCRR p<cp>, ...`: whether the host implemented (and performed) the write.
     fn write64(&mut self, cp: u8, opc1: u8, crm: u8, value: u64) -> bool;
+    /// The IRQ and FIQ input levels now, if the host samples them itself (a VM's runtime
+    /// reads `ISR_EL1`): asked before each interpreted instruction while `CPSR.I` or
+    /// `CPSR.F` is clear and at `WFI`, so an interrupt the guest just acknowledged or
+    /// masked at its controller is not taken again from a stale [`Cpu::irq_line`].
+    /// `None` (the default): the fields are the inputs.
+    fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
+        None
+    }
 }
 
 /// Why [`Cpu::run`] returned.

@@ -26,8 +26,20 @@ impl Cpu {
         Exit::Budget
     }
 
+    /// Refreshes `irq_line`/`fiq_line` from the host, if it samples them
+    /// ([`CoprocHost::interrupt_lines`](crate::cpu::CoprocHost::interrupt_lines)).
+    pub(crate) fn sample_interrupt_lines(&mut self) {
+        if let Some((irq, fiq)) = self.coproc_host.as_mut().and_then(|h| h.interrupt_lines()) {
+            self.irq_line = irq;
+            self.fiq_line = fiq;
+        }
+    }
+
     /// Executes one instruction (or takes one pending interrupt).
     pub fn step(&mut self, bus: &mut dyn Bus) -> Option<Exit> {
+        if !self.flag(psr::I) || !self.flag(psr::F) {
+            self.sample_interrupt_lines();
+        }
         if self.fiq_line && !self.flag(psr::F) {
             self.take_exception(Exception::Fiq, 0);
             return None;

@@ -397,6 +397,7 @@ impl Cpu {
             }
             Op::Udf { .. } | Op::Undefined => return Err(Exception::Undefined),
             Op::Hint(Hint::Wfi) => {
+                self.sample_interrupt_lines();
                 if !(self.irq_line || self.fiq_line) {
                     return Ok(Some(Exit::Wfi));
                 }
