@@ -146,6 +146,29 @@ fn encodings_match_llvm_objdump() {
             "ldurh w1, [x2, #-0x2]",
         ),
         (enc::ls_reg(Ls::Str, 1, 2, 3), "str w1, [x2, x3]"),
+        (
+            enc::ls_reg_lsl(Ls::Ldr, 1, 2, 3, true),
+            "ldr w1, [x2, x3, lsl #2]",
+        ),
+        (
+            enc::ls_reg_lsl(Ls::Ldrh, 1, 2, 3, true),
+            "ldrh w1, [x2, x3, lsl #1]",
+        ),
+        (
+            enc::ls_reg_lsl(Ls::Strb, 1, 2, 3, false),
+            "strb w1, [x2, x3]",
+        ),
+        (enc::x_sub_reg(26, 26, 24), "sub x26, x26, x24"),
+        (
+            enc::x_logic_imm(Logic::And, 26, 26, true, 51, 62),
+            "and x26, x26, #0xffffffffffffefff",
+        ),
+        (
+            enc::x_stp_pre(14, 23, 26, 16),
+            "stp x14, x23, [x26, #0x10]!",
+        ),
+        (enc::w_stp(4, 5, 13, -16), "stp w4, w5, [x13, #-0x10]"),
+        (enc::w_stp_pre(4, 5, 13, -16), "stp w4, w5, [x13, #-0x10]!"),
         (enc::ls_pre(Ls::Ldr, 1, 2, -256), "ldr w1, [x2, #-0x100]!"),
         (enc::w_shiftv(ShiftV::Lsl, 1, 2, 3), "lsl w1, w2, w3"),
         (enc::w_shiftv(ShiftV::Ror, 1, 2, 3), "ror w1, w2, w3"),

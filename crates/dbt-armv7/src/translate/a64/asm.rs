@@ -18,6 +18,7 @@ enum Fix {
     Adr(u8),
     Cbnz(u8),
     Cbz(u8),
+    LdrLit(u8),
 }
 
 /// An instruction buffer whose first word will live at byte offset `base` of the code
@@ -30,6 +31,11 @@ pub struct Asm {
     pub words: Vec<u32>,
     labels: Vec<Option<usize>>,
     fixups: Vec<(usize, Label, Fix)>,
+    /// 32-bit literals placed after the code: (label, value).
+    literals: Vec<(Label, u32)>,
+    /// Guest registers (bit n = rN) known to hold a word-aligned value at this point of
+    /// the block, so that `LDM`/`STM`/`LDRD`/`STRD` need not check them again.
+    pub aligned: u16,
 }
 
 impl Asm {
@@ -40,6 +46,8 @@ impl Asm {
             words: Vec::new(),
             labels: Vec::new(),
             fixups: Vec::new(),
+            literals: Vec::new(),
+            aligned: 0,
         }
     }
 
@@ -104,6 +112,20 @@ impl Asm {
         self.fix(l, Fix::Adr(rd));
     }
 
+    /// `LDR Wt, =value`: a load of a 32-bit literal that [`Asm::finish`] places after
+    /// the code (one instruction where `MOVZ`+`MOVK` take two).
+    pub fn ldr_lit32(&mut self, rt: u8, value: u32) {
+        let l = match self.literals.iter().find(|x| x.1 == value) {
+            Some(&(l, _)) => l,
+            None => {
+                let l = self.label();
+                self.literals.push((l, value));
+                l
+            }
+        };
+        self.fix(l, Fix::LdrLit(rt));
+    }
+
     /// `B` to an absolute code cache offset.
     pub fn b_abs(&mut self, target: usize) {
         let off = target as i64 - self.here() as i64;
@@ -112,6 +134,10 @@ impl Asm {
 
     /// Resolves the fixups and returns the instructions as little-endian bytes.
     pub fn finish(mut self) -> Vec<u8> {
+        for (l, v) in core::mem::take(&mut self.literals) {
+            self.bind(l);
+            self.put(v);
+        }
         for &(at, l, f) in &self.fixups {
             let to = self.labels[l.0].expect("unbound label");
             let off = (to as i64 - at as i64) * 4;
@@ -123,6 +149,7 @@ impl Asm {
                 Fix::Adr(rd) => enc::adr(rd, off),
                 Fix::Cbnz(rt) => enc::x_cbz(true, rt, off),
                 Fix::Cbz(rt) => enc::x_cbz(false, rt, off),
+                Fix::LdrLit(rt) => enc::ldr_lit32(rt, off),
             };
         }
         self.fixups.clear();

@@ -462,6 +462,11 @@ pub fn w_stp(rt: u8, rt2: u8, rn: u8, imm: i32) -> u32 {
         | rt as u32
 }
 
+/// `STP Wt1, Wt2, [Xn|SP, #imm]!` (pre-index, `imm` a multiple of 4).
+pub fn w_stp_pre(rt: u8, rt2: u8, rn: u8, imm: i32) -> u32 {
+    w_stp(rt, rt2, rn, imm) | 1 << 24 | 1 << 23
+}
+
 /// `LDP Wt1, Wt2, [Xn|SP, #imm]` (signed offset; zero-extends into the X registers).
 pub fn w_ldp(rt: u8, rt2: u8, rn: u8, imm: i32) -> u32 {
     0x2940_0000
@@ -506,6 +511,12 @@ pub fn adr(rd: u8, off: i64) -> u32 {
     debug_assert!((-(1 << 20)..(1 << 20)).contains(&off));
     let v = off as u32;
     0x1000_0000 | (v & 3) << 29 | ((v >> 2) & 0x7_ffff) << 5 | rd as u32
+}
+
+/// `LDR Wt, label` (literal, `off` bytes from this instruction, within 1 MiB).
+pub fn ldr_lit32(rt: u8, off: i64) -> u32 {
+    debug_assert!((-(1 << 20)..(1 << 20)).contains(&off) && off % 4 == 0);
+    0x1800_0000 | (((off >> 2) as u32) & 0x7_ffff) << 5 | rt as u32
 }
 
 /// `MRS Xt, NZCV`.

@@ -34,7 +34,8 @@ impl A64Gen {
     }
 }
 
-/// Loads a 32-bit constant into `Wd` with the fewest `MOVZ`/`MOVN`/`MOVK`.
+/// Loads a 32-bit constant into `Wd` in one instruction: `MOVZ`/`MOVN` when a half is
+/// all zeros or all ones, else `LDR` of a literal placed after the block.
 pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
     let (lo, hi) = (v as u16, (v >> 16) as u16);
     if hi == 0 {
@@ -46,8 +47,7 @@ pub(super) fn mov32(a: &mut Asm, rd: u8, v: u32) {
     } else if lo == 0xffff {
         a.put(enc::w_movn(rd, !hi, 1));
     } else {
-        a.put(enc::w_movz(rd, lo, 0));
-        a.put(enc::w_movk(rd, hi, 1));
+        a.ldr_lit32(rd, v);
     }
 }
 
@@ -186,6 +186,62 @@ fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
     a.b_abs(rt.epilogue);
 }
 
+/// Updates [`Asm::aligned`] after `insn` (which started with `before` known): a
+/// register it writes is known word-aligned afterwards only when the result provably is
+/// (a multiple of 4 added to an aligned register, a move of one, an `LDM`/`STM`
+/// writeback); a conditional instruction adds no knowledge, since it may not run.
+fn track_alignment(a: &mut Asm, insn: &Insn, before: u16) {
+    use crate::decode::{DpOp, Operand2, Shift};
+    let writes = insn.info().writes & 0x7fff;
+    let known = |r: u8| r < 15 && before & (1 << r) != 0;
+    let mut keep = 0u16;
+    match insn.op {
+        Op::Dp {
+            op: DpOp::Add | DpOp::Sub,
+            rd,
+            rn,
+            op2: Operand2::Imm { value, .. },
+            ..
+        } if known(rn) && value % 4 == 0 => keep |= 1 << rd,
+        Op::Dp {
+            op: DpOp::Mov,
+            rd,
+            op2:
+                Operand2::ShiftImm {
+                    rm,
+                    shift: Shift::Lsl,
+                    amount: 0,
+                },
+            ..
+        } if known(rm) => keep |= 1 << rd,
+        Op::Multi {
+            rn,
+            list,
+            wback: true,
+            ..
+        } if known(rn) && list & (1 << rn) == 0 => keep |= 1 << rn,
+        _ => {}
+    }
+    let checked = a.aligned & !before;
+    a.aligned = if insn.cond < 14 {
+        before & !writes
+    } else {
+        (before & !writes) | (keep & writes & 0x7fff) | (checked & !writes)
+    };
+    // The base an LDM/STM with writeback checked stays aligned (it moves by 4n).
+    if let Op::Multi {
+        rn,
+        list,
+        wback: true,
+        ..
+    } = insn.op
+    {
+        if insn.cond >= 14 && checked & (1 << rn) != 0 && list & (1 << rn) == 0 {
+            a.aligned |= 1 << rn;
+        }
+    }
+}
+
 /// Whether the not-taken path of `op` (with condition `cond`) goes on to the next
 /// instruction.
 fn falls_through(op: &Op, cond: u8) -> bool {
@@ -282,6 +338,7 @@ impl CodeGen for A64Gen {
             // A conditional branch does not end the block: when it is not taken, the
             // block goes on with the next instruction (and charges it at a later exit).
             let skip = a.label();
+            let aligned_before = a.aligned;
             match gi.insn.op {
                 Op::It { .. } => {} // its conditions are on the instructions it covers
                 Op::B { off } | Op::Bl { off } => {
@@ -429,6 +486,7 @@ impl CodeGen for A64Gen {
                 }
             }
             a.bind(skip);
+            track_alignment(&mut a, &gi.insn, aligned_before);
         }
         match block.end {
             _ if end_done => {}

@@ -18,11 +18,18 @@ use super::lower::Lowered;
 use super::{T_ADDR, T_OP2, T_PCV};
 use crate::decode::{Addr, MemOff, Shift, Size};
 
-/// Branches to the side exit (made on first use) when `r` is not word-aligned.
+/// Branches to the side exit (made on first use) when `r` is not word-aligned, unless
+/// the block already knows it is ([`Asm::aligned`]); from here on it knows.
 fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
-    let l = *side.get_or_insert_with(|| a.label());
-    a.tbnz_to(r, 0, l);
-    a.tbnz_to(r, 1, l);
+    let known = r < 15 && a.aligned & (1 << r) != 0;
+    if !known {
+        let l = *side.get_or_insert_with(|| a.label());
+        a.tbnz_to(r, 0, l);
+        a.tbnz_to(r, 1, l);
+    }
+    if r < 15 {
+        a.aligned |= 1 << r;
+    }
 }
 
 /// `rd = rn +- imm` in 32 bits (`imm` < 4096).
@@ -141,6 +148,8 @@ pub fn multi(
             a.put(enc::ls_unscaled(op, host(r), rn, o));
         }
     };
+    // The accesses in memory order: pairs, then singles.
+    let mut groups: alloc::vec::Vec<(u8, Option<u8>, i32)> = alloc::vec::Vec::new();
     let mut k = 0;
     while k < slots.len() {
         let (r, o) = slots[k];
@@ -150,23 +159,36 @@ pub fn multi(
         }
         match slots.get(k + 1) {
             Some(&(r2, _)) if !late(r2) => {
-                if load {
-                    a.put(enc::w_ldp(host(r), host(r2), rn, o));
-                } else {
-                    a.put(enc::w_stp(r, r2, rn, o));
-                }
+                groups.push((r, Some(r2), o));
                 k += 2;
             }
             _ => {
-                single(a, r, o);
+                groups.push((r, None, o));
                 k += 1;
             }
+        }
+    }
+    // `STMDB rn!` (a push): the lowest access goes last, pre-indexed, and writes the
+    // base back (rn - 4n, the access's own address: below 4 GiB once it succeeded, and
+    // not done when it faults, so a fault leaves the base as it was).
+    let pre_wback = !load && wback && !inc && before;
+    if pre_wback {
+        groups.rotate_left(1);
+    }
+    for (j, &(r, r2, o)) in groups.iter().enumerate() {
+        let pre = pre_wback && j + 1 == groups.len();
+        match (r2, load, pre) {
+            (Some(r2), true, _) => a.put(enc::w_ldp(host(r), host(r2), rn, o)),
+            (Some(r2), false, false) => a.put(enc::w_stp(r, r2, rn, o)),
+            (Some(r2), false, true) => a.put(enc::w_stp_pre(r, r2, rn, o)),
+            (None, false, true) => a.put(enc::ls_pre(Ls::Str, r, rn, o)),
+            (None, _, _) => single(a, r, o),
         }
     }
     if let Some(&(r, o)) = slots.iter().find(|s| late(s.0)) {
         single(a, r, o);
     }
-    if wback {
+    if wback && !pre_wback {
         add_imm(a, rn, rn, inc, 4 * n);
     }
     Lowered::Done
