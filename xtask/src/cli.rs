@@ -53,6 +53,10 @@ pub enum Command {
     /// targets), `cargo package` of every subsystem crate, and the out-of-workspace
     /// embedder crate (tests/embedder) built and run.
     Check,
+    /// Write what a server needs into target/dist/: the hypervisor as an EFI application
+    /// (also an arm64 Image), a VM package from a sample configuration, the configuration,
+    /// an EFI system partition tree and INSTALL.txt (EFI shell, GRUB, U-Boot booti).
+    Dist(DistArgs),
     /// Run the libFuzzer targets in fuzz/ (cargo-fuzz on the nightly toolchain, both
     /// installed on first use), each for --time seconds, and print executions and coverage.
     Fuzz(FuzzArgs),
@@ -65,6 +69,17 @@ impl Command {
         // The fuzz targets build with the nightly toolchain, not the pinned one.
         !matches!(self, Command::LinuxNative(_) | Command::Fuzz(_))
     }
+}
+
+/// Options of `cargo xtask dist`.
+#[derive(Debug, Clone, Args)]
+pub struct DistArgs {
+    /// VM configuration to package [default: configs/server-sample.toml].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output directory [default: target/dist].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `cargo xtask bench`.

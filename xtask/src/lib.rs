@@ -12,6 +12,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod cpio;
+pub mod dist;
 pub mod error;
 pub mod fuzz;
 pub mod linux;

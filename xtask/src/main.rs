@@ -55,10 +55,38 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if tally.failed == 0 { 0 } else { 1 })
         }
         Command::Fuzz(args) => fuzz::run(&ws, &args),
+        Command::Dist(args) => dist_cmd(&ws, &args).map(|()| 0),
     }
 }
 
 /// The VMs the options ask for (relative paths from the current directory).
+fn dist_cmd(ws: &Workspace, args: &cli::DistArgs) -> Result<()> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| ws.root.join(xtask::dist::SAMPLE_CONFIG));
+    let vm = VmArgs {
+        config: Some(config.clone()),
+        ..VmArgs::default()
+    };
+    let plan = plans(ws, &vm)?;
+    let built = build::build_all(ws, &plan.vms, &[])?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| ws.root.join("target/dist"));
+    let files = xtask::dist::write(&out, &built.hypervisor, &built.package, &config)?;
+    println!("dist: {}", out.display());
+    for f in files {
+        println!("{}", describe_file(&f));
+    }
+    println!(
+        "install: see {} (and the README's INSTALL section)",
+        out.join("INSTALL.txt").display()
+    );
+    Ok(())
+}
+
 fn plans(ws: &Workspace, vm: &VmArgs) -> Result<MachineConfig> {
     let cwd = std::env::current_dir().io(|| "reading the current directory".into())?;
     config::plans_from_args(vm, &ws.guest_crates(), &cwd)
