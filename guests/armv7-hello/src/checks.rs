@@ -52,6 +52,7 @@ extern "C" fn main(r0: u32, r1: u32, r2: u32) -> ! {
     timer_wfi(v);
     vfp_check(d);
     thumb_wfi(v);
+    timer_irq(v);
     puts("armv7-hello: PASS\n");
     hvc([PSCI_SYSTEM_OFF, 0, 0, 0]);
     fail("SYSTEM_OFF returned", 0)
@@ -303,6 +304,86 @@ fn timer_wfi(v: gic::Version) {
     puthex(waited as u32);
     puts(" ticks\n");
     ok("WFI on the virtual timer's interrupt");
+}
+
+/// The GIC version for the IRQ handler (set before IRQs are unmasked; 0 = v2, 1 = v3).
+static mut IRQ_GIC_V3: bool = false;
+/// Virtual-timer IRQs the handler took.
+static mut TIMER_IRQS: u32 = 0;
+/// The instruction the (last) virtual-timer IRQ interrupted.
+static mut TIMER_IRQ_PC: u32 = 0;
+
+/// The IRQ exception handler (`rt.rs` `irq_entry`, `pc` = the interrupted instruction):
+/// acknowledges the interrupt; the virtual timer's is counted (with `pc`) and the timer
+/// stopped; every one is ended.
+#[no_mangle]
+extern "C" fn irq_handler(pc: u32) {
+    // SAFETY: written before IRQs were unmasked; one CPU.
+    let v = if unsafe { core::ptr::read_volatile(core::ptr::addr_of!(IRQ_GIC_V3)) } {
+        gic::Version::V3
+    } else {
+        gic::Version::V2
+    };
+    let got = gic::ack(v);
+    if got == VTIMER_INTID {
+        stop_timer();
+        // SAFETY: only this handler writes them; the interrupted code only reads them.
+        unsafe {
+            *core::ptr::addr_of_mut!(TIMER_IRQ_PC) = pc;
+            *core::ptr::addr_of_mut!(TIMER_IRQS) += 1;
+        }
+    }
+    if got != SPURIOUS {
+        gic::eoi(v, got);
+    }
+}
+
+/// Takes the virtual timer's interrupt as an IRQ exception while spinning in a loop that
+/// only reads memory (under the DBT: a linked, translated loop, interrupted at a block
+/// boundary), then returns to the loop.
+fn timer_irq(v: gic::Version) {
+    // SAFETY: one CPU; IRQs are still masked.
+    unsafe { *core::ptr::addr_of_mut!(IRQ_GIC_V3) = v == gic::Version::V3 };
+    let freq: u32;
+    // SAFETY: CNTFRQ read.
+    unsafe { asm!("mrc p15, 0, {}, c14, c0, 0", out(reg) freq, options(nomem, nostack)) };
+    arm_timer(freq / 200); // 5 ms
+    let (lo, hi): (u32, u32);
+    // SAFETY: unmasks IRQs while spinning on TIMER_IRQS (the handler's counter), masks
+    // them again; the loop gives up after 2^28 iterations.
+    unsafe {
+        asm!(
+            "adr {lo}, 2f",
+            "adr {hi}, 3f",
+            "mov {n}, #0",
+            "cpsie i",
+            "2:",
+            "add {n}, {n}, #1",
+            "ldr {t}, [{p}]",
+            "cmp {t}, #0",
+            "bne 3f",
+            "cmp {n}, #0x10000000",
+            "bne 2b",
+            "3:",
+            "cpsid i",
+            lo = out(reg) lo,
+            hi = out(reg) hi,
+            n = out(reg) _,
+            t = out(reg) _,
+            p = in(reg) core::ptr::addr_of!(TIMER_IRQS),
+            options(nostack),
+        )
+    };
+    // SAFETY: IRQs are masked again.
+    let (taken, pc) = unsafe {
+        (
+            core::ptr::read_volatile(core::ptr::addr_of!(TIMER_IRQS)),
+            core::ptr::read_volatile(core::ptr::addr_of!(TIMER_IRQ_PC)),
+        )
+    };
+    check(taken == 1, "virtual timer IRQ exceptions taken", taken);
+    check((lo..hi).contains(&pc), "IRQ taken outside the loop at", pc);
+    ok("IRQ exception from the virtual timer in a spinning loop");
 }
 
 /// In T32: a 32-bit MRC (trapped) and a 16-bit WFI (trapped, `ESR_EL2.IL` = 0) with the

@@ -17,6 +17,8 @@ _start:
     sub sp, r4, #0x1000
     cps #0x17              @ Abort mode
     sub sp, r4, #0x2000
+    cps #0x12              @ IRQ mode
+    sub sp, r4, #0x3000
     cps #0x13              @ back to Supervisor mode
     mov sp, r4
     ldr r4, =vectors
@@ -34,7 +36,7 @@ vectors:
     b pabt_entry
     b dabt_entry
     b .
-    b .
+    b irq_entry
     b .
 
     @ An UNDEFINED instruction: count it, continue after it (LR_und = next A32 insn).
@@ -77,6 +79,15 @@ dabt_entry:
 
 pabt_entry:
     b .
+
+    @ An IRQ: the Rust handler acknowledges and ends it; return to the interrupted
+    @ instruction (LR_irq = that instruction + 4).
+irq_entry:
+    push {{r0-r3, r12, lr}}
+    sub r0, lr, #4         @ the interrupted instruction
+    bl irq_handler
+    pop {{r0-r3, r12, lr}}
+    subs pc, lr, #4
 "#
 );
 

@@ -11,7 +11,9 @@
 //! - GICv3 only (the guest's device tree has `arm,gic-v3`): the AArch32 `ICC_*` encodings
 //!   (`p15, 0, <Rt>, c12, ...`, `c4, c6, 0` = `ICC_PMR`; `MCRR p15, {0,1,2}, c12` = the
 //!   SGI registers) -> the AArch64 `ICC_*_EL1` registers, in the direction each allows
-//!   (a read of a write-only register and the reverse stay UNDEFINED).
+//!   (a read of a write-only register and the reverse stay UNDEFINED);
+//! - the IRQ/FIQ inputs, sampled from `ISR_EL1` by the interpreter while the guest could
+//!   take them (so an interrupt it just acknowledged is not taken again).
 
 use aarch64_cpu::registers::*;
 use dbt_armv7::cpu::{CoprocHost, SysCounter};
@@ -27,6 +29,19 @@ impl SysCounter for VirtualCounter {
     fn frequency(&self) -> u32 {
         CNTFRQ_EL0.get() as u32
     }
+}
+
+/// `ISR_EL1.I` and `.F`: a virtual IRQ/FIQ is pending for this vCPU.
+pub const ISR_I: u64 = 1 << 7;
+/// See [`ISR_I`].
+pub const ISR_F: u64 = 1 << 6;
+
+/// `ISR_EL1`: the virtual interrupts the vGIC presents to this vCPU now.
+pub fn isr_el1() -> u64 {
+    let isr: u64;
+    // SAFETY: reads ISR_EL1, no side effect.
+    unsafe { core::arch::asm!("mrs {}, isr_el1", out(reg) isr, options(nomem, nostack)) };
+    isr
 }
 
 /// The host half of the guest's coprocessor registers.
@@ -146,6 +161,11 @@ impl CoprocHost for Registers {
             3 => CNTV_CVAL_EL0.get(),
             _ => return None,
         })
+    }
+
+    fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
+        let isr = isr_el1();
+        Some((isr & ISR_I != 0, isr & ISR_F != 0))
     }
 
     fn write64(&mut self, cp: u8, opc1: u8, crm: u8, value: u64) -> bool {

@@ -16,13 +16,10 @@ use crate::bus::GuestBus;
 use crate::calls;
 use crate::code::Code;
 use crate::console;
-use crate::coproc::{Registers, VirtualCounter};
+use crate::coproc::{isr_el1, Registers, VirtualCounter, ISR_F, ISR_I};
 
 /// Guest instructions per slice: the longest an interrupt waits for the loop to look.
 const SLICE: u64 = 20_000;
-/// `ISR_EL1.I` and `.F`.
-const ISR_I: u64 = 1 << 7;
-const ISR_F: u64 = 1 << 6;
 
 /// What the runtime reads from the guest's device tree.
 struct Machine {
@@ -77,9 +74,7 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
 
     let mut dbt = Dbt::new(A64Gen::new());
     loop {
-        let isr: u64;
-        // SAFETY: reads ISR_EL1 (the pending virtual interrupts), no side effect.
-        unsafe { core::arch::asm!("mrs {}, isr_el1", out(reg) isr, options(nomem, nostack)) };
+        let isr = isr_el1();
         cpu.irq_line = isr & ISR_I != 0;
         cpu.fiq_line = isr & ISR_F != 0;
         match dbt.run(&mut cpu, &mut bus, &mut code, SLICE) {
