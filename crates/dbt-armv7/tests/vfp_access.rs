@@ -52,7 +52,11 @@ fn set_cpacr(cpu: &mut Cpu, ram: &mut FlatRam, v: u32) {
 fn reset_state_denies_everything() {
     let (mut cpu, mut ram) = setup();
     for w in [VADD_S0, VMRS_R0_FPEXC, VMRS_R4_FPSCR, VMOV_S0_R0, VEOR_D0] {
-        assert_eq!(exec(&mut cpu, &mut ram, w), Err(Exception::Undefined), "{w:08x}");
+        assert_eq!(
+            exec(&mut cpu, &mut ram, w),
+            Err(Exception::Undefined),
+            "{w:08x}"
+        );
     }
 }
 
@@ -61,12 +65,19 @@ fn cpacr_then_fpexc_enable() {
     let (mut cpu, mut ram) = setup();
     set_cpacr(&mut cpu, &mut ram, 0xffff_ffff);
     exec(&mut cpu, &mut ram, MRC_R6_CPACR).unwrap();
-    assert_eq!(cpu.reg(6), 0xc0f0_0000, "cp10/cp11, ASEDIS, D32DIS are writable");
+    assert_eq!(
+        cpu.reg(6),
+        0xc0f0_0000,
+        "cp10/cp11, ASEDIS, D32DIS are writable"
+    );
     set_cpacr(&mut cpu, &mut ram, 0x00f0_0000);
     // CPACR grants access, FPEXC.EN is clear: data processing is UNDEFINED, FPEXC and
     // the ID registers are readable at PL1.
     assert_eq!(exec(&mut cpu, &mut ram, VADD_S0), Err(Exception::Undefined));
-    assert_eq!(exec(&mut cpu, &mut ram, VMRS_R4_FPSCR), Err(Exception::Undefined));
+    assert_eq!(
+        exec(&mut cpu, &mut ram, VMRS_R4_FPSCR),
+        Err(Exception::Undefined)
+    );
     exec(&mut cpu, &mut ram, VMRS_R0_FPEXC).unwrap();
     assert_eq!(cpu.reg(0), 0);
     exec(&mut cpu, &mut ram, VMRS_R2_FPSID).unwrap();
@@ -95,7 +106,10 @@ fn pl1_only_access_and_pl0() {
     exec(&mut cpu, &mut ram, VADD_S0).unwrap();
     cpu.switch_mode(Mode::Usr);
     assert_eq!(exec(&mut cpu, &mut ram, VADD_S0), Err(Exception::Undefined));
-    assert_eq!(exec(&mut cpu, &mut ram, VMRS_R4_FPSCR), Err(Exception::Undefined));
+    assert_eq!(
+        exec(&mut cpu, &mut ram, VMRS_R4_FPSCR),
+        Err(Exception::Undefined)
+    );
     cpu.switch_mode(Mode::Svc);
     set_cpacr(&mut cpu, &mut ram, 0x00f0_0000); // full access
     cpu.switch_mode(Mode::Usr);
@@ -103,7 +117,11 @@ fn pl1_only_access_and_pl0() {
     exec(&mut cpu, &mut ram, VMRS_R4_FPSCR).unwrap();
     // FPEXC, FPSID and MVFR are PL1 only.
     for w in [VMRS_R0_FPEXC, VMSR_FPEXC_R1, VMRS_R2_FPSID, VMRS_R3_MVFR0] {
-        assert_eq!(exec(&mut cpu, &mut ram, w), Err(Exception::Undefined), "{w:08x}");
+        assert_eq!(
+            exec(&mut cpu, &mut ram, w),
+            Err(Exception::Undefined),
+            "{w:08x}"
+        );
     }
 }
 
@@ -116,9 +134,16 @@ fn asedis_and_d32dis() {
     exec(&mut cpu, &mut ram, VMOV_32_D0_R0).unwrap();
     exec(&mut cpu, &mut ram, VADD_S0).unwrap();
     for w in [VDUP_32_D0_R0, VMOV_8_D0_R0, VEOR_D0] {
-        assert_eq!(exec(&mut cpu, &mut ram, w), Err(Exception::Undefined), "{w:08x}");
+        assert_eq!(
+            exec(&mut cpu, &mut ram, w),
+            Err(Exception::Undefined),
+            "{w:08x}"
+        );
     }
     set_cpacr(&mut cpu, &mut ram, 0x40f0_0000); // D32DIS
     exec(&mut cpu, &mut ram, VADD_D1).unwrap();
-    assert_eq!(exec(&mut cpu, &mut ram, VADD_D16), Err(Exception::Undefined));
+    assert_eq!(
+        exec(&mut cpu, &mut ram, VADD_D16),
+        Err(Exception::Undefined)
+    );
 }

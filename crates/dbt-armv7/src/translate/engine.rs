@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 
 use super::backend::{CodeGen, ExitSite, Runtime};
 use super::frontend::{self, Key};
+use super::a64::vfp_host;
 use super::host::CodeMemory;
 use super::state::{
     GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
@@ -93,6 +94,9 @@ pub struct Dbt<G: CodeGen> {
     /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
     /// wraps): translated again, and from then on, with 32-bit address arithmetic.
     wraps: BTreeSet<u32>,
+    /// Whether the translations hold VFP/Advanced SIMD code (made while the guest's FP
+    /// unit was enabled: `a64::vfp_host::fp_translatable`).
+    fp_on: bool,
 }
 
 /// The bus as the interpreter sees it inside [`Dbt::run`]: a write to a write-protected
@@ -154,6 +158,7 @@ impl<G: CodeGen> Dbt<G> {
             ctx: None,
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
+            fp_on: false,
         }
     }
 
@@ -216,6 +221,14 @@ impl<G: CodeGen> Dbt<G> {
                 continue;
             }
             let key = Self::key(cpu);
+            if vfp_host::fp_translatable(cpu) != self.fp_on {
+                // The FP unit was enabled or disabled: translations made the other way
+                // must not run.
+                self.fp_on = !self.fp_on;
+                self.flush();
+                link_from = None;
+                indirect_to = false;
+            }
             let id = match self.map.get(&key) {
                 Some(&id) => id,
                 None => {
@@ -267,9 +280,11 @@ impl<G: CodeGen> Dbt<G> {
             self.state.ras_base = ras.next_multiple_of(align);
             self.state.ibtc_base = self.ibtc.as_mut_ptr() as u64;
             self.stats.entries += 1;
+            let host_fp = vfp_host::enter(cpu, &mut self.state);
             // SAFETY: the cache holds the runtime and blocks this engine generated with
             // `self.gen` for the host that `mem` belongs to; `state` is ours.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
+            vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             let fault = if matches!(self.state.exit, EXIT_FAULT | EXIT_SIDE) {
                 // The faulting block's own instructions before the faulting one are not
@@ -398,7 +413,11 @@ impl<G: CodeGen> Dbt<G> {
     /// cache was flushed to make room.
     fn translate(&mut self, key: Key, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> (u32, bool) {
         let (rt, _) = self.runtime(mem);
-        let mut gb = frontend::discover(key, bus, &self.gen);
+        let mut gb = if self.fp_on {
+            frontend::discover(key, bus, &self.gen)
+        } else {
+            frontend::discover(key, bus, &vfp_host::NoFp(&self.gen))
+        };
         gb.wraps = gb
             .insns
             .iter()

@@ -33,6 +33,11 @@ pub struct GuestState {
     pub ibtc_base: u64,
     /// Byte offset of the return stack's top entry in the ring.
     pub ras_top: u64,
+    /// Padding (the FP registers are 16-byte aligned).
+    pub pad3: u64,
+    /// The guest's D0-D31 (S and Q registers alias them), which translated VFP/Advanced
+    /// SIMD code reads and writes here (see [`a64::vfp`](super::a64::vfp)).
+    pub fp: [u64; 32],
 }
 
 /// Entries of the shadow return stack (a 4 KiB ring).
@@ -86,7 +91,11 @@ pub const OFF_IBTC_BASE: u32 = 104;
 /// Byte offset of [`GuestState::ras_top`].
 pub const OFF_RAS_TOP: u32 = 112;
 
+/// Byte offset of [`GuestState::fp`].
+pub const OFF_FP: u32 = 128;
+
 const _: () = {
+    assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);

@@ -79,6 +79,7 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
 /// exit there.
 pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
     match i.op {
+        Op::Vfp { .. } => super::vfp::lower(a, i, pc_read, side),
         Op::Dp { op, s, rd, rn, op2 } if rd != 15 => dp(a, op, s, rd, rn, op2, pc_read),
         Op::Adr { rd, imm } if rd != 15 => {
             mov32(a, rd, (pc_read & !3).wrapping_add(imm as u32));

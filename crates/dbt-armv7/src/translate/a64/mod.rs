@@ -18,6 +18,8 @@ mod lower_bits;
 mod lower_mul;
 mod lower_pair;
 mod shift_reg;
+pub mod vfp;
+pub mod vfp_host;
 
 pub use gen::A64Gen;
 

@@ -1,0 +1,496 @@
+//! Lowering of VFP and Advanced SIMD instructions to A64 FP/SIMD code.
+//!
+//! Register mapping: the guest's D0-D31 (with S0-S31 and Q0-Q15 aliasing them) live in
+//! memory, in [`GuestState::fp`](crate::translate::state::GuestState::fp), which x28
+//! points at; each lowered instruction loads its operands into host `v0`-`v7` (caller-saved
+//! in the AAPCS64, so the runtime saves nothing), operates, and stores its result. An
+//! S register is the 32-bit word at `4 * n` and a Q register the 16 bytes at `16 * n`, so
+//! any register of any size is one host load or store away and the aliasing is the
+//! memory's. FPSCR's RMode, FZ, DN and AHP are the host FPCR's while translated code
+//! runs, and its cumulative flags come back from the host FPSR (see
+//! [`vfp_host`](super::vfp_host)); the A64 operations used here (`FADD`, `FMADD`,
+//! `FCVT`, `FCVTZS`, `SCVTF`, ...) compute what the AArch32 instructions define under the
+//! same FPCR, NaN propagation and flush-to-zero included.
+//!
+//! Translated: VFP data processing (VADD/VSUB/VMUL/VNMUL/VDIV, VMLA/VMLS/VNMLA/VNMLS as a
+//! multiply and an add, VFMA/VFMS/VFNMA/VFNMS fused, VABS/VNEG/VSQRT/VMOV, VMOV
+//! immediate, VCVT between single and double, VCVT to integers rounding to zero and from
+//! integers), VLDR/VSTR (with the word-alignment check as a side exit), VMOV between core
+//! registers and S/D registers or D-register scalars, VLD1/VST1 of multiple registers, and
+//! the Advanced SIMD integer VADD/VSUB/VMUL and bitwise operations on D or Q registers.
+//! Everything else (VCMP, VMRS/VMSR, VLDM/VSTM, conversions with FPSCR rounding or fixed
+//! point, Advanced SIMD floating point, which uses the "standard FPSCR value") ends the
+//! block and runs in the interpreter.
+
+use super::asm::{Asm, Label};
+use super::enc::{self, AddSub, Ls};
+use super::gen::mov32;
+use super::lower::Lowered;
+use super::{STATE, T_ADDR};
+use crate::decode::{Insn, Op, VfpKind};
+use crate::translate::state::OFF_FP;
+
+/// Bits `hi..=lo` of `w`.
+fn field(w: u32, hi: u32, lo: u32) -> u32 {
+    (w >> lo) & ((1u32 << (hi - lo + 1)) - 1)
+}
+
+fn flag(w: u32, n: u32) -> bool {
+    w >> n & 1 != 0
+}
+
+/// Sizes of FP/SIMD loads and stores.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sz {
+    S = 2,
+    D = 3,
+    Q = 4,
+}
+
+/// `LDR/STR St|Dt|Qt, [Xn, #off]` (unsigned scaled offset).
+fn fls(load: bool, sz: Sz, rt: u8, rn: u8, off: u32) -> u32 {
+    let s = sz as u32;
+    debug_assert!(off.is_multiple_of(1 << s) && off >> s < 4096);
+    let (size, opc) = match sz {
+        Sz::Q => (0, if load { 3 } else { 2 }),
+        _ => (s, load as u32),
+    };
+    0x3d00_0000 | size << 30 | opc << 22 | (off >> s) << 10 | (rn as u32) << 5 | rt as u32
+}
+
+/// `LDUR/STUR St|Dt|Qt, [Xn, #simm9]`.
+fn flsu(load: bool, sz: Sz, rt: u8, rn: u8, off: i32) -> u32 {
+    debug_assert!((-256..256).contains(&off));
+    let (size, opc) = match sz {
+        Sz::Q => (0, if load { 3 } else { 2 }),
+        s => (s as u32, load as u32),
+    };
+    0x3c00_0000
+        | size << 30
+        | opc << 22
+        | ((off as u32) & 0x1ff) << 12
+        | (rn as u32) << 5
+        | rt as u32
+}
+
+/// `LDP/STP Qt1, Qt2, [Xn, #off]`.
+fn qlsp(load: bool, rt: u8, rt2: u8, rn: u8, off: i32) -> u32 {
+    debug_assert!(off % 16 == 0 && (-1024..1024).contains(&off));
+    0xad00_0000
+        | (load as u32) << 22
+        | (((off / 16) as u32) & 0x7f) << 15
+        | (rt2 as u32) << 10
+        | (rn as u32) << 5
+        | rt as u32
+}
+
+/// Two-source FP data processing (`FMUL` 0, `FDIV` 1, `FADD` 2, `FSUB` 3, `FNMUL` 8).
+fn fp2(op: u32, dp: bool, rd: u8, rn: u8, rm: u8) -> u32 {
+    0x1e20_0800 | (dp as u32) << 22 | (rm as u32) << 16 | op << 12 | (rn as u32) << 5 | rd as u32
+}
+
+/// Three-source FP (`FMADD` o1=0 o0=0, `FMSUB` 0 1, `FNMADD` 1 0, `FNMSUB` 1 1).
+fn fp3(o1: bool, o0: bool, dp: bool, rd: u8, rn: u8, rm: u8, ra: u8) -> u32 {
+    0x1f00_0000
+        | (dp as u32) << 22
+        | (o1 as u32) << 21
+        | (rm as u32) << 16
+        | (o0 as u32) << 15
+        | (ra as u32) << 10
+        | (rn as u32) << 5
+        | rd as u32
+}
+
+/// One-source FP (`FMOV` 0, `FABS` 1, `FNEG` 2, `FSQRT` 3, `FCVT` to single 4, to
+/// double 5).
+fn fp1(op: u32, dp: bool, rd: u8, rn: u8) -> u32 {
+    0x1e20_4000 | (dp as u32) << 22 | op << 15 | (rn as u32) << 5 | rd as u32
+}
+
+/// The byte offset of guest S register `n` in the state.
+fn off_s(n: u32) -> u32 {
+    OFF_FP + 4 * n
+}
+/// The byte offset of guest D register `n`.
+fn off_d(n: u32) -> u32 {
+    OFF_FP + 8 * n
+}
+
+/// A VFP scalar operand: double register `n` or single register `n`.
+fn reg(dp: bool, v4: u32, bit: bool) -> u32 {
+    if dp {
+        (bit as u32) << 4 | v4
+    } else {
+        v4 << 1 | bit as u32
+    }
+}
+
+/// Loads guest register `n` (single or double) into host `v<t>`.
+fn load(a: &mut Asm, dp: bool, t: u8, n: u32) {
+    if dp {
+        a.put(fls(true, Sz::D, t, STATE, off_d(n)));
+    } else {
+        a.put(fls(true, Sz::S, t, STATE, off_s(n)));
+    }
+}
+
+/// Stores host `v<t>` into guest register `n`.
+fn store(a: &mut Asm, dp: bool, t: u8, n: u32) {
+    if dp {
+        a.put(fls(false, Sz::D, t, STATE, off_d(n)));
+    } else {
+        a.put(fls(false, Sz::S, t, STATE, off_s(n)));
+    }
+}
+
+/// Lowers a VFP or Advanced SIMD instruction, or says it is not translated.
+pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
+    let Op::Vfp { kind, .. } = i.op else {
+        return Lowered::Unsupported;
+    };
+    let w = i.raw;
+    let done = match kind {
+        VfpKind::DataProc => data_proc(a, w),
+        VfpKind::LoadStore => load_store(a, w, pc_read, side),
+        VfpKind::Transfer => transfer(a, w),
+        VfpKind::NeonDataProc => neon_data_proc(a, w),
+        VfpKind::NeonLoadStore => neon_load_store(a, w, side),
+        VfpKind::Vmrs | VfpKind::Vmsr => false,
+    };
+    if done {
+        Lowered::Done
+    } else {
+        Lowered::Unsupported
+    }
+}
+
+/// VFP data processing.
+fn data_proc(a: &mut Asm, w: u32) -> bool {
+    let dp = flag(w, 8);
+    let opc1 = field(w, 23, 20) & 0b1011;
+    let op6 = flag(w, 6);
+    let d = reg(dp, field(w, 15, 12), flag(w, 22));
+    let n = reg(dp, field(w, 19, 16), flag(w, 7));
+    let m = reg(dp, field(w, 3, 0), flag(w, 5));
+    if opc1 != 0b1011 {
+        load(a, dp, 1, n);
+        load(a, dp, 2, m);
+        if matches!(opc1, 0b0000 | 0b0001 | 0b1001 | 0b1010) {
+            load(a, dp, 0, d);
+        }
+    }
+    match opc1 {
+        0b0000 => {
+            // VMLA: d + n*m; VMLS: d + -(n*m) (two roundings).
+            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, 1, 2));
+            a.put(fp2(2, dp, 0, 0, 3));
+        }
+        0b0001 => {
+            // VNMLS: -d + n*m; VNMLA: -d + -(n*m).
+            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, 1, 2));
+            a.put(fp1(2, dp, 0, 0));
+            a.put(fp2(2, dp, 0, 0, 3));
+        }
+        0b0010 => a.put(fp2(if op6 { 8 } else { 0 }, dp, 0, 1, 2)),
+        0b0011 => a.put(fp2(if op6 { 3 } else { 2 }, dp, 0, 1, 2)),
+        0b1000 if !op6 => a.put(fp2(1, dp, 0, 1, 2)),
+        // VFNMS (op=0): -d + n*m = FNMSUB; VFNMA (op=1): -d - n*m = FNMADD.
+        0b1001 => a.put(fp3(true, !op6, dp, 0, 1, 2, 0)),
+        // VFMA: d + n*m = FMADD; VFMS: d - n*m = FMSUB.
+        0b1010 => a.put(fp3(false, op6, dp, 0, 1, 2, 0)),
+        0b1011 => return other(a, w, dp, d, m),
+        _ => return false,
+    }
+    store(a, dp, 0, d);
+    true
+}
+
+/// The `opc1 = 1x11` group: VMOV immediate/register, VABS, VNEG, VSQRT, conversions.
+fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
+    if !flag(w, 6) {
+        if field(w, 7, 4) & 0b1011 != 0 {
+            return false;
+        }
+        // VMOV immediate: A64's FMOV immediate expands imm8 the same way.
+        let imm8 = field(w, 19, 16) << 4 | field(w, 3, 0);
+        a.put(0x1e20_1000 | (dp as u32) << 22 | imm8 << 13);
+        store(a, dp, 0, d);
+        return true;
+    }
+    let opc2 = field(w, 19, 16);
+    let t7 = flag(w, 7);
+    match opc2 {
+        0b0000 | 0b0001 => {
+            load(a, dp, 1, m);
+            // VMOV/VABS/VNEG/VSQRT = FMOV/FABS/FNEG/FSQRT.
+            a.put(fp1((opc2 << 1) | t7 as u32, dp, 0, 1));
+            store(a, dp, 0, d);
+        }
+        0b0111 if t7 => {
+            // VCVT between double and single: the destination is the other size.
+            let dd = reg(!dp, field(w, 15, 12), flag(w, 22));
+            load(a, dp, 1, m);
+            a.put(fp1(if dp { 4 } else { 5 }, dp, 0, 1));
+            store(a, !dp, 0, dd);
+        }
+        0b1000 => {
+            // VCVT.F<dp>.S32/U32 Sm (bit 7: signed) under FPSCR's rounding = SCVTF/UCVTF.
+            let sm = reg(false, field(w, 3, 0), flag(w, 5));
+            if dp {
+                a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, off_s(sm)));
+                a.put(if t7 { 0x1e62_0000 } else { 0x1e63_0000 } | (T_ADDR as u32) << 5);
+            } else {
+                load(a, false, 1, sm);
+                a.put(if t7 { 0x5e21_d820 } else { 0x7e21_d820 });
+            }
+            store(a, dp, 0, d);
+        }
+        0b1100 | 0b1101 if t7 => {
+            // VCVT.S32/U32.F<dp> (round towards zero) = FCVTZS/FCVTZU.
+            let sd = reg(false, field(w, 15, 12), flag(w, 22));
+            let signed = flag(w, 16);
+            load(a, dp, 1, m);
+            if dp {
+                a.put(if signed { 0x1e78_0020 } else { 0x1e79_0020 } | T_ADDR as u32);
+                a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_s(sd)));
+            } else {
+                a.put(if signed { 0x5ea1_b820 } else { 0x7ea1_b820 });
+                store(a, false, 0, sd);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Adds `imm` to guest register `rn` in 32 bits into [`T_ADDR`] (for offsets the load
+/// or store cannot hold).
+fn addr_add(a: &mut Asm, rn: u8, imm: i32) {
+    let op = if imm < 0 { AddSub::Sub } else { AddSub::Add };
+    a.put(enc::w_addsub_imm(op, T_ADDR, rn, imm.unsigned_abs(), false));
+}
+
+/// A host FP load or store of `sz` at guest address `rn + off`: one instruction when the
+/// offset fits.
+fn mem_at(a: &mut Asm, load: bool, sz: Sz, t: u8, rn: u8, off: i32) {
+    let unit = 1i32 << sz as u32;
+    if off >= 0 && off % unit == 0 && off / unit < 4096 {
+        a.put(fls(load, sz, t, rn, off as u32));
+    } else if (-256..256).contains(&off) {
+        a.put(flsu(load, sz, t, rn, off));
+    } else {
+        addr_add(a, rn, off);
+        a.put(fls(load, sz, t, T_ADDR, 0));
+    }
+}
+
+/// Branches to the side exit when guest register `r` is not word aligned (the interpreter
+/// then raises the alignment fault VLDR/VSTR require).
+fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
+    let l = *side.get_or_insert_with(|| a.label());
+    a.tbnz_to(r, 0, l);
+    a.tbnz_to(r, 1, l);
+}
+
+/// VLDR/VSTR (VLDM/VSTM stay in the interpreter).
+fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bool {
+    let (p, u, wb, l) = (flag(w, 24), flag(w, 23), flag(w, 21), flag(w, 20));
+    if !p || wb {
+        return false;
+    }
+    let dp = flag(w, 8);
+    let d = reg(dp, field(w, 15, 12), flag(w, 22));
+    let rn = field(w, 19, 16) as u8;
+    let imm = (field(w, 7, 0) * 4) as i32;
+    let off = if u { imm } else { -imm };
+    let sz = if dp { Sz::D } else { Sz::S };
+    let (base, off) = if rn == 15 {
+        mov32(a, T_ADDR, (pc_read & !3).wrapping_add(off as u32));
+        (T_ADDR, 0)
+    } else {
+        check_word(a, rn, side);
+        (rn, off)
+    };
+    if l {
+        mem_at(a, true, sz, 0, base, off);
+        store(a, dp, 0, d);
+    } else {
+        load(a, dp, 0, d);
+        mem_at(a, false, sz, 0, base, off);
+    }
+    true
+}
+
+/// VMOV between core registers and S registers, D registers or D-register scalars.
+fn transfer(a: &mut Asm, w: u32) -> bool {
+    let rt = field(w, 15, 12) as u8;
+    if rt == 15 {
+        return false;
+    }
+    if field(w, 27, 21) == 0b110_0010 {
+        let rt2 = field(w, 19, 16) as u8;
+        if rt2 == 15 || field(w, 7, 6) != 0 || !flag(w, 4) {
+            return false;
+        }
+        let dp = flag(w, 8);
+        let m = reg(dp, field(w, 3, 0), flag(w, 5));
+        if !dp && m == 31 {
+            return false;
+        }
+        let off = if dp { off_d(m) } else { off_s(m) };
+        // Two consecutive words either way: one LDP/STP of the core registers (whose
+        // offset reaches 252; past it, through the address in a scratch register).
+        let (base, off) = if off <= 252 {
+            (STATE, off as i32)
+        } else {
+            a.put(enc::x_addsub_imm(AddSub::Add, T_ADDR, STATE, off));
+            (T_ADDR, 0)
+        };
+        if flag(w, 20) {
+            if rt == rt2 {
+                return false;
+            }
+            a.put(enc::w_ldp(rt, rt2, base, off));
+        } else {
+            a.put(enc::w_stp(rt, rt2, base, off));
+        }
+        return true;
+    }
+    let l = flag(w, 20);
+    if !flag(w, 8) {
+        if field(w, 23, 21) != 0 || field(w, 6, 5) != 0 || field(w, 3, 0) != 0 {
+            return false;
+        }
+        let sn = field(w, 19, 16) << 1 | flag(w, 7) as u32;
+        let op = if l { Ls::Ldr } else { Ls::Str };
+        a.put(enc::ls_uimm(op, rt, STATE, off_s(sn)));
+        return true;
+    }
+    if field(w, 3, 0) != 0 || (!l && flag(w, 23)) {
+        return false;
+    }
+    let dn = (flag(w, 7) as u32) << 4 | field(w, 19, 16);
+    let opc = field(w, 22, 21) << 2 | field(w, 6, 5);
+    let (bytes, index) = if opc & 0b1000 != 0 {
+        (1, opc & 7)
+    } else if opc & 1 != 0 {
+        (2, opc >> 1 & 3)
+    } else if opc & 0b11 == 0 {
+        (4, opc >> 2 & 1)
+    } else {
+        return false;
+    };
+    let unsigned = flag(w, 23);
+    let op = match (l, bytes, unsigned) {
+        (false, 1, _) => Ls::Strb,
+        (false, 2, _) => Ls::Strh,
+        (false, _, _) => Ls::Str,
+        (true, 1, true) => Ls::Ldrb,
+        (true, 1, false) => Ls::Ldrsb,
+        (true, 2, true) => Ls::Ldrh,
+        (true, 2, false) => Ls::Ldrsh,
+        (true, _, false) => Ls::Ldr,
+        _ => return false,
+    };
+    a.put(enc::ls_uimm(op, rt, STATE, off_d(dn) + bytes * index));
+    true
+}
+
+/// D:Vd-style register numbers of Advanced SIMD encodings.
+fn nreg(w: u32, hi: u32, bit: u32) -> u32 {
+    (flag(w, bit) as u32) << 4 | field(w, hi, hi - 3)
+}
+
+/// Advanced SIMD integer VADD/VSUB/VMUL and the bitwise operations (three registers of
+/// the same length) on D or Q registers.
+fn neon_data_proc(a: &mut Asm, w: u32) -> bool {
+    if flag(w, 23) {
+        return false;
+    }
+    let u = flag(w, 24);
+    let op = field(w, 11, 8);
+    let b = flag(w, 4);
+    let size = field(w, 21, 20);
+    let q = flag(w, 6);
+    let (d, n, m) = (nreg(w, 15, 22), nreg(w, 19, 7), nreg(w, 3, 5));
+    if q && (d | n | m) & 1 != 0 {
+        return false;
+    }
+    let host = match (op, b, u) {
+        (0b1000, false, false) if size < 3 || q => 0x0e20_8400 | size << 22, // ADD
+        (0b1000, false, true) if size < 3 || q => 0x2e20_8400 | size << 22,  // SUB
+        (0b1001, true, false) if size < 3 => 0x0e20_9c00 | size << 22,       // MUL
+        (0b0001, true, false) => {
+            [0x0e20_1c00, 0x0e60_1c00, 0x0ea0_1c00, 0x0ee0_1c00][size as usize]
+        }
+        (0b0001, true, true) if size == 0 => 0x2e20_1c00, // EOR
+        _ => return false,
+    };
+    let sz = if q { Sz::Q } else { Sz::D };
+    a.put(fls(true, sz, 1, STATE, off_d(n)));
+    a.put(fls(true, sz, 2, STATE, off_d(m)));
+    a.put(host | (q as u32) << 30 | 2 << 16 | 1 << 5);
+    a.put(fls(false, sz, 0, STATE, off_d(d)));
+    true
+}
+
+/// VLD1/VST1 of 1-4 whole D registers, with the alignment qualifier checked (side exit)
+/// and base writeback.
+fn neon_load_store(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
+    if flag(w, 23) {
+        return false;
+    }
+    let load = flag(w, 21);
+    let rn = field(w, 19, 16) as u8;
+    let rm = field(w, 3, 0) as u8;
+    let d = nreg(w, 15, 22);
+    let align = field(w, 5, 4);
+    let regs = match (field(w, 11, 8), align) {
+        (0b0111, 0 | 1) => 1,
+        (0b1010, 0..=2) => 2,
+        (0b0110, 0 | 1) => 3,
+        (0b0010, _) => 4,
+        _ => return false,
+    };
+    if rn == 15 || d + regs > 32 {
+        return false;
+    }
+    if align != 0 {
+        // 8 << align... bytes: 64 (1), 128 (2), 256 (3) bits.
+        let l = *side.get_or_insert_with(|| a.label());
+        for bit in 0..(2 + align as u8) {
+            a.tbnz_to(rn, bit, l);
+        }
+    }
+    // Move the bytes through v0-v3 (loads first, so a fault leaves the state untouched).
+    let pairs = d % 2 == 0;
+    let mut k = 0u32;
+    while k < regs {
+        let two = pairs && k + 1 < regs;
+        let (sz, step) = if two { (Sz::Q, 2) } else { (Sz::D, 1) };
+        if load {
+            mem_at(a, true, sz, k as u8, rn, 8 * k as i32);
+        } else {
+            a.put(fls(true, sz, k as u8, STATE, off_d(d + k)));
+        }
+        k += step;
+    }
+    let mut k = 0u32;
+    while k < regs {
+        let two = pairs && k + 1 < regs;
+        let (sz, step) = if two { (Sz::Q, 2) } else { (Sz::D, 1) };
+        if load {
+            a.put(fls(false, sz, k as u8, STATE, off_d(d + k)));
+        } else {
+            mem_at(a, false, sz, k as u8, rn, 8 * k as i32);
+        }
+        k += step;
+    }
+    match rm {
+        15 => {}
+        13 => a.put(enc::w_addsub_imm(AddSub::Add, rn, rn, 8 * regs, false)),
+        _ => a.put(enc::w_addsub_reg(AddSub::Add, rn, rn, rm, enc::Sh::Lsl, 0)),
+    }
+    let _ = qlsp;
+    true
+}
