@@ -64,6 +64,22 @@ impl HostGic {
     }
 }
 
+/// The register interface of the console UART.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UartKind {
+    /// Arm PL011 (or an SBSA generic UART, its subset).
+    #[default]
+    Pl011,
+    /// A 16550-compatible UART, registers `1 << shift` bytes apart (`reg-shift`).
+    Ns16550 {
+        /// log2 of the register stride (0: byte registers, 2: 32-bit registers).
+        shift: u8,
+    },
+}
+
+/// Device tree `compatible`s of 16550-style UARTs the console drives.
+const NS16550_COMPATIBLE: [&str; 3] = ["ns16550a", "ns16550", "snps,dw-apb-uart"];
+
 /// How firmware PSCI calls are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PsciConduit {
@@ -84,8 +100,10 @@ pub struct PlatformInfo<'a> {
     pub cpus: [u64; MAX_CPUS],
     /// Number of valid entries in `cpus`.
     pub cpu_count: usize,
-    /// The console UART (a PL011), from `stdout-path` or the first `arm,pl011`.
+    /// The console UART, from `stdout-path` or the first PL011 / 16550.
     pub uart: Option<Range>,
+    /// The console UART's register interface.
+    pub uart_kind: UartKind,
     /// The console UART's interrupt (INTID), if the device tree gives one.
     pub uart_intid: Option<u32>,
     /// The GIC.
@@ -167,6 +185,7 @@ impl<'a> PlatformInfo<'a> {
             cpus: [0; MAX_CPUS],
             cpu_count: 0,
             uart: None,
+            uart_kind: UartKind::Pl011,
             uart_intid: None,
             gic: None,
             timer_ppis: None,
@@ -274,11 +293,26 @@ impl<'a> PlatformInfo<'a> {
             .map(|s| s.split(':').next().unwrap_or(s))
             .and_then(|path| fdt.find_node(path))
             .filter(|n| {
-                n.compatible()
-                    .is_some_and(|c| c.all().any(|c| c == "arm,pl011"))
+                n.compatible().is_some_and(|c| {
+                    c.all()
+                        .any(|c| c == "arm,pl011" || NS16550_COMPATIBLE.contains(&c))
+                })
             });
-        let uart = stdout.or_else(|| fdt.find_compatible(&["arm,pl011"]));
+        let uart = stdout
+            .or_else(|| fdt.find_compatible(&["arm,pl011"]))
+            .or_else(|| fdt.find_compatible(&NS16550_COMPATIBLE));
         info.uart = uart.as_ref().and_then(|n| range_of(n, 0));
+        if let Some(n) = uart.as_ref().filter(|n| {
+            n.compatible()
+                .is_some_and(|c| c.all().any(|c| NS16550_COMPATIBLE.contains(&c)))
+        }) {
+            let shift = n
+                .property("reg-shift")
+                .and_then(|p| p.as_usize())
+                .filter(|&s| s <= 3)
+                .unwrap_or(0) as u8;
+            info.uart_kind = UartKind::Ns16550 { shift };
+        }
         info.uart_intid = uart
             .as_ref()
             .and_then(|n| n.property("interrupts"))
@@ -510,6 +544,40 @@ mod tests {
         w.end_node(gic).unwrap();
         w.end_node(root).unwrap();
         w.finish().unwrap()
+    }
+
+    #[test]
+    fn a_16550_console_is_found_with_its_register_stride() {
+        let mut w = vm_fdt::FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        w.property_u32("#address-cells", 2).unwrap();
+        w.property_u32("#size-cells", 2).unwrap();
+        let mem = w.begin_node("memory@80000000").unwrap();
+        w.property_string("device_type", "memory").unwrap();
+        w.property_array_u64("reg", &[0x8000_0000, 0x1000_0000])
+            .unwrap();
+        w.end_node(mem).unwrap();
+        let u = w.begin_node("serial@1c28000").unwrap();
+        w.property_string_list("compatible", vec!["snps,dw-apb-uart".into()])
+            .unwrap();
+        w.property_array_u64("reg", &[0x1c2_8000, 0x400]).unwrap();
+        w.property_u32("reg-shift", 2).unwrap();
+        w.end_node(u).unwrap();
+        w.end_node(root).unwrap();
+        let dtb = w.finish().unwrap();
+        let p = PlatformInfo::parse(&dtb, 0).unwrap();
+        assert_eq!(
+            p.uart,
+            Some(Range {
+                base: 0x1c2_8000,
+                size: 0x400
+            })
+        );
+        assert_eq!(p.uart_kind, UartKind::Ns16550 { shift: 2 });
+        // QEMU's tree: a PL011.
+        let qemu = qemu_like(true);
+        let q = PlatformInfo::parse(&qemu, 0).unwrap();
+        assert_eq!(q.uart_kind, UartKind::Pl011);
     }
 
     #[test]

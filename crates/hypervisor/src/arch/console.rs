@@ -1,4 +1,5 @@
-//! The hypervisor's console: the host PL011 found in the device tree, behind a spin lock.
+//! The hypervisor's console: the host PL011 or 16550 found in the device tree or the ACPI
+//! SPCR, behind a spin lock.
 //! `hv_log!` prints one `[hv] `-prefixed line; guest consoles write whole lines through
 //! [`write_bytes`] so output of different VMs never interleaves within a line.
 
@@ -7,6 +8,8 @@ use spin::Mutex;
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite};
+
+use crate::platform::UartKind;
 
 register_structs! {
     /// The PL011 registers the host console needs.
@@ -25,9 +28,21 @@ const FR_TXFF: u32 = 1 << 5;
 /// `UARTFR.RXFE`: receive FIFO empty.
 const FR_RXFE: u32 = 1 << 4;
 
-/// A polled PL011 at a fixed (identity-mapped) address.
+/// 16550 registers (index; the byte offset is `index << shift`) and bits.
+const NS_THR_RBR: u64 = 0;
+const NS_IER: u64 = 1;
+const NS_LSR: u64 = 5;
+/// `LSR.DR`: a received byte is waiting.
+const LSR_DR: u32 = 1 << 0;
+/// `LSR.THRE`: the transmit holding register is empty.
+const LSR_THRE: u32 = 1 << 5;
+/// `IER.ERBFI`: received-data interrupt.
+const IER_ERBFI: u32 = 1 << 0;
+
+/// A polled PL011 or 16550 at a fixed (identity-mapped) address.
 pub struct HostUart {
     regs: *const Pl011Regs,
+    kind: UartKind,
 }
 
 // SAFETY: the UART is only reached through the `CONSOLE` mutex (or, before the MMU is on,
@@ -35,13 +50,40 @@ pub struct HostUart {
 unsafe impl Send for HostUart {}
 
 impl HostUart {
-    /// A driver for the PL011 at `base`.
+    /// A driver for the UART of `kind` at `base`.
     ///
     /// # Safety
-    /// `base` must be a PL011 that is mapped (or the MMU off) and used by nothing else.
-    pub const unsafe fn new(base: u64) -> Self {
+    /// `base` must be such a UART, mapped (or the MMU off) and used by nothing else.
+    pub const unsafe fn new(base: u64, kind: UartKind) -> Self {
         Self {
             regs: base as *const Pl011Regs,
+            kind,
+        }
+    }
+
+    /// Reads 16550 register `index` (8-bit registers with stride 1, 32-bit otherwise).
+    fn ns_read(&self, index: u64, shift: u8) -> u32 {
+        let a = self.regs as u64 + (index << shift);
+        // SAFETY: `new`'s contract: a mapped 16550 whose registers are `1 << shift` apart.
+        unsafe {
+            if shift == 0 {
+                u32::from(core::ptr::read_volatile(a as *const u8))
+            } else {
+                core::ptr::read_volatile(a as *const u32)
+            }
+        }
+    }
+
+    /// Writes 16550 register `index`.
+    fn ns_write(&self, index: u64, shift: u8, v: u32) {
+        let a = self.regs as u64 + (index << shift);
+        // SAFETY: as in `ns_read`.
+        unsafe {
+            if shift == 0 {
+                core::ptr::write_volatile(a as *mut u8, v as u8)
+            } else {
+                core::ptr::write_volatile(a as *mut u32, v)
+            }
         }
     }
 
@@ -50,24 +92,47 @@ impl HostUart {
         unsafe { &*self.regs }
     }
 
-    /// Sends one byte, waiting while the FIFO is full.
+    /// Sends one byte, waiting while the FIFO (or holding register) is full.
     pub fn put(&mut self, b: u8) {
-        while self.regs().fr.get() & FR_TXFF != 0 {
-            core::hint::spin_loop();
+        match self.kind {
+            UartKind::Pl011 => {
+                while self.regs().fr.get() & FR_TXFF != 0 {
+                    core::hint::spin_loop();
+                }
+                self.regs().dr.set(b as u32);
+            }
+            UartKind::Ns16550 { shift } => {
+                while self.ns_read(NS_LSR, shift) & LSR_THRE == 0 {
+                    core::hint::spin_loop();
+                }
+                self.ns_write(NS_THR_RBR, shift, u32::from(b));
+            }
         }
-        self.regs().dr.set(b as u32);
     }
 
-    /// Unmasks the receive and receive-timeout interrupts (`UARTIMSC.RXIM`, `RTIM`).
+    /// Unmasks the receive interrupts (PL011 `UARTIMSC.RXIM`, `RTIM`; 16550 `IER.ERBFI`).
     pub fn enable_rx_interrupt(&mut self) {
-        self.regs()
-            .imsc
-            .set(self.regs().imsc.get() | (1 << 4) | (1 << 6));
+        match self.kind {
+            UartKind::Pl011 => self
+                .regs()
+                .imsc
+                .set(self.regs().imsc.get() | (1 << 4) | (1 << 6)),
+            UartKind::Ns16550 { shift } => {
+                let ier = self.ns_read(NS_IER, shift);
+                self.ns_write(NS_IER, shift, ier | IER_ERBFI);
+            }
+        }
     }
 
     /// Receives a byte if one is waiting.
     pub fn get(&mut self) -> Option<u8> {
-        (self.regs().fr.get() & FR_RXFE == 0).then(|| self.regs().dr.get() as u8)
+        match self.kind {
+            UartKind::Pl011 => {
+                (self.regs().fr.get() & FR_RXFE == 0).then(|| self.regs().dr.get() as u8)
+            }
+            UartKind::Ns16550 { shift } => (self.ns_read(NS_LSR, shift) & LSR_DR != 0)
+                .then(|| self.ns_read(NS_THR_RBR, shift) as u8),
+        }
     }
 }
 
@@ -89,9 +154,9 @@ static CONSOLE: Mutex<Option<HostUart>> = Mutex::new(None);
 ///
 /// # Safety
 /// As [`HostUart::new`].
-pub unsafe fn init(base: u64) {
+pub unsafe fn init(base: u64, kind: UartKind) {
     // SAFETY: forwarded contract.
-    *CONSOLE.lock() = Some(unsafe { HostUart::new(base) });
+    *CONSOLE.lock() = Some(unsafe { HostUart::new(base, kind) });
 }
 
 /// Writes formatted text to the console (no-op before [`init`]).
@@ -122,9 +187,9 @@ pub fn read_byte() -> Option<u8> {
 ///
 /// # Safety
 /// Only on the boot CPU before [`init`]; `base` as in [`HostUart::new`].
-pub unsafe fn early_print(base: u64, s: &str) {
+pub unsafe fn early_print(base: u64, kind: UartKind, s: &str) {
     // SAFETY: forwarded contract.
-    let mut u = unsafe { HostUart::new(base) };
+    let mut u = unsafe { HostUart::new(base, kind) };
     let _ = u.write_str(s);
 }
 

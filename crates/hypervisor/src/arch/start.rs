@@ -44,7 +44,7 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     };
     let Some(uart) = info.uart else { halt() };
     // SAFETY: boot CPU, console not yet initialised, MMU off (UART reachable).
-    unsafe { console::early_print(uart.base, "[hv] booting at EL2\n") };
+    unsafe { console::early_print(uart.base, info.uart_kind, "[hv] booting at EL2\n") };
 
     let feats = cpu::detect();
     let args = BootArgs::parse(info.bootargs, |_| {});
@@ -59,7 +59,9 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     for r in info.memory() {
         if map.map_ram(r.base, r.size).is_err() {
             // SAFETY: as above.
-            unsafe { console::early_print(uart.base, "[hv] FATAL: cannot map RAM\n") };
+            unsafe {
+                console::early_print(uart.base, info.uart_kind, "[hv] FATAL: cannot map RAM\n")
+            };
             halt();
         }
     }
@@ -95,7 +97,7 @@ pub extern "C" fn hv_primary_main(dtb_pa: u64) -> ! {
     // SAFETY: once, MMU on.
     unsafe { heap::init() };
     // SAFETY: the UART is identity-mapped as device memory and used only by the console.
-    unsafe { console::init(uart.base) };
+    unsafe { console::init(uart.base, info.uart_kind) };
     main_with_mmu(&info, source, feats, backend, tables, entered)
 }
 

@@ -15,6 +15,7 @@ use acpi::sdt::{SdtHeader, Signature};
 use acpi::spcr::{Spcr, SpcrInterfaceType};
 use acpi::{AcpiHandler, AcpiTable, AcpiTables, PhysicalMapping};
 
+pub use crate::platform::UartKind;
 use crate::platform::{gicv2_page_pair, HostGic, PlatformInfo, PsciConduit, Range, MAX_CPUS};
 
 /// GICv2 register windows ACPI gives no size for: GICD 4 KiB, GICC/GICH/GICV 8 KiB (the
@@ -27,18 +28,6 @@ const GICR_FRAME: u64 = 0x2_0000;
 const UART_SIZE: u64 = 0x1000;
 /// GICC flags bit 0: the CPU is enabled.
 const GICC_ENABLED: u32 = 1;
-
-/// The console UART the SPCR names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UartKind {
-    /// Arm PL011 or SBSA generic UART (PL011 register layout).
-    Pl011,
-    /// A 16550-compatible UART (registers `1 << shift` bytes apart).
-    Ns16550 {
-        /// log2 of the register stride.
-        shift: u8,
-    },
-}
 
 /// What the tables said beyond [`PlatformInfo`], for the boot log and the errata table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -169,6 +158,7 @@ pub unsafe fn read(rsdp: u64, info: &mut PlatformInfo<'_>) -> Result<AcpiSummary
             info.uart_intid = s
                 .global_system_interrupt()
                 .filter(|g| (32..1020).contains(g));
+            info.uart_kind = kind;
             summary.uart_kind = Some(kind);
             summary.spcr = true;
         }
