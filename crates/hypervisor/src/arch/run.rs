@@ -178,6 +178,8 @@ fn wait_loaded(
     sw: &dyn WorldSwitch,
 ) -> bool {
     let vcpu = host.vcpu();
+    // The WFI handler has just found nothing pending; later changes come with a kick.
+    let mut checked = true;
     loop {
         if host.vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
             return false;
@@ -200,7 +202,7 @@ fn wait_loaded(
             break;
         }
         timers.flush(host);
-        if exits::Interrupts::pending_for_wfi(host) {
+        if !core::mem::take(&mut checked) && exits::Interrupts::pending_for_wfi(host) {
             break;
         }
         if wake_at.is_some_and(|at| timer::now() >= at) {

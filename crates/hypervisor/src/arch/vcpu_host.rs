@@ -136,6 +136,21 @@ impl Interrupts for VcpuHost<'_> {
         true
     }
 
+    fn write_sgi_reporting(&mut self, reg: SgiReg, value: u64) -> Option<bool> {
+        let vg = self.vm.vgic.as_ref()?;
+        let mut g = vg.lock();
+        g.write_sgi_sysreg(self.me, reg, value).ok()?;
+        let mut to_me = false;
+        for v in super::vgic_glue::vcpus_of(g.take_kicks()) {
+            if v == self.me {
+                to_me = true;
+            } else {
+                sched::kick(self.vm, v);
+            }
+        }
+        Some(to_me)
+    }
+
     fn pending_for_wfi(&mut self) -> bool {
         let (Some(vg), Some(l)) = (&self.vm.vgic, self.lrs.as_deref_mut()) else {
             return false;

@@ -80,6 +80,13 @@ pub trait Interrupts {
     /// A write to a GICv3 SGI-generation register (`ICC_SGI1R_EL1`...). `false` when the VM
     /// has no virtual GICv3 (the access is then an unknown register).
     fn write_sgi(&mut self, reg: SgiReg, value: u64) -> bool;
+    /// [`Interrupts::write_sgi`], also saying whether the SGI was made pending for this vCPU
+    /// itself (then the run loop flushes before re-entering the guest): `None` when the VM
+    /// has no virtual GICv3 (nothing was done). The default answers "for this vCPU too"
+    /// (always correct, never fast).
+    fn write_sgi_reporting(&mut self, reg: SgiReg, value: u64) -> Option<bool> {
+        self.write_sgi(reg, value).then_some(true)
+    }
     /// Before the vCPU blocks in `WFI`: records its interface state and says whether an
     /// interrupt is pending for it (then it must not block).
     fn pending_for_wfi(&mut self) -> bool;

@@ -1,6 +1,8 @@
 //! List-register scheduling: `flush` before entering the guest, `sync` after the exit, and
 //! per-vCPU load/put of the virtual CPU interface.
 
+use core::mem::MaybeUninit;
+
 use super::{LrBook, Vgic, NR_PRIVATE};
 use crate::lr::{ListRegisters, LrEntry, LrState, MAX_LRS};
 use crate::VgicError;
@@ -16,22 +18,33 @@ struct Cand {
     act: bool,
 }
 
-/// The best `cap` candidates, kept sorted, plus the total count. No allocation.
+/// The best `cap` candidates, kept sorted, plus the total count. No allocation; the
+/// candidate array is not initialised (building a zeroed one and moving it into place cost a
+/// store loop and a 256-byte `memcpy` on every flush): `items[..len]` are the candidates.
 struct TopK {
-    items: [Cand; MAX_LRS],
+    items: [MaybeUninit<Cand>; MAX_LRS],
     len: usize,
     cap: usize,
     total: usize,
 }
 
 impl TopK {
+    #[inline(always)]
     fn new(cap: usize) -> Self {
         Self {
-            items: [Cand::default(); MAX_LRS],
+            items: [const { MaybeUninit::uninit() }; MAX_LRS],
             len: 0,
             cap: cap.min(MAX_LRS),
             total: 0,
         }
+    }
+
+    /// Candidate `i` (< `len`).
+    fn get(&self, i: usize) -> Cand {
+        debug_assert!(i < self.len);
+        // SAFETY: `push` keeps `items[..len]` initialised (it writes every slot it shifts
+        // into and the one it inserts); callers only ask for `i < len`.
+        unsafe { self.items[i.min(self.len.saturating_sub(1))].assume_init() }
     }
 
     fn push(&mut self, intid: u32, src: u8, pend: bool, act: bool, prio: u8) {
@@ -47,7 +60,10 @@ impl TopK {
             pend,
             act,
         };
-        let pos = self.items[..self.len].partition_point(|x| x.key < key);
+        let mut pos = 0;
+        while pos < self.len && self.get(pos).key < key {
+            pos += 1;
+        }
         if pos >= self.cap {
             return;
         }
@@ -56,8 +72,13 @@ impl TopK {
         } else {
             self.cap - 1
         };
-        self.items.copy_within(pos..end, pos + 1);
-        self.items[pos] = c;
+        // Shift items[pos..end] up by one (a handful at most; no `memmove` call).
+        let mut i = end;
+        while i > pos {
+            self.items[i] = self.items[i - 1];
+            i -= 1;
+        }
+        self.items[pos] = MaybeUninit::new(c);
         if self.len < self.cap {
             self.len += 1;
         }
@@ -177,8 +198,9 @@ impl Vgic {
             return Ok(());
         }
         let k = top.len;
-        for (i, c) in top.items[..k].iter().enumerate() {
-            let e = self.load(vcpu, c);
+        for i in 0..k {
+            let c = top.get(i);
+            let e = self.load(vcpu, &c);
             let b = &mut self.vcpus[vcpu].lr;
             if b.shadow[i] != e {
                 lrs.write_lr(i, e);
@@ -248,7 +270,7 @@ impl Vgic {
         let b = &mut self.vcpus[vcpu].lr;
         b.used = new_used;
         b.loaded = false;
-        for intid in folded.iter().flatten() {
+        for intid in folded[..used].iter().flatten() {
             if let Some(irq) = self.irq_mut(vcpu, *intid) {
                 irq.cpend_req = false;
                 irq.cpend_src = 0;

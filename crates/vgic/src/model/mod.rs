@@ -259,11 +259,20 @@ impl Vgic {
     /// Re-evaluates one interrupt after any change: keeps the live bitmaps in step and
     /// records a kick for the vCPU that must look at it.
     pub(crate) fn update(&mut self, vcpu: usize, intid: u32) {
-        let Some(irq) = self.irq(vcpu, intid).copied() else {
-            return;
+        // Read what is needed through a shared borrow (copying the whole `Irq` out cost a
+        // `memcpy` call on every update).
+        let (live, in_lr, deliverable, target) = {
+            let Some(irq) = self.irq(vcpu, intid) else {
+                return;
+            };
+            let target = if intid < NR_PRIVATE {
+                Some(vcpu)
+            } else {
+                self.spi_target(irq)
+            };
+            (irq.live(), irq.in_lr, self.deliverable(irq), target)
         };
-        let live = irq.live();
-        let target = if intid < NR_PRIVATE {
+        if intid < NR_PRIVATE {
             if let Some(v) = self.vcpus.get_mut(vcpu) {
                 if live {
                     v.live |= 1 << intid;
@@ -271,7 +280,6 @@ impl Vgic {
                     v.live &= !(1 << intid);
                 }
             }
-            Some(vcpu)
         } else {
             let n = (intid - NR_PRIVATE) as usize;
             if let Some(w) = self.spi_live.get_mut(n / 64) {
@@ -281,11 +289,10 @@ impl Vgic {
                     *w &= !(1 << (n % 64));
                 }
             }
-            self.spi_target(&irq)
-        };
-        if let Some(v) = irq.in_lr {
+        }
+        if let Some(v) = in_lr {
             self.kicks.insert(v as usize);
-        } else if self.deliverable(&irq) {
+        } else if deliverable {
             if let Some(t) = target {
                 self.kicks.insert(t);
             }

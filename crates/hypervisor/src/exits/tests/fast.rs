@@ -10,8 +10,12 @@ use super::{dabt, esr, sysreg_iss};
 use crate::exits::{Fast, FastCtx};
 use crate::stats::ExitReason;
 
+/// What a test compares between the two paths: registers, PC, `ESR_EL1`, exit counters,
+/// interrupt lines, warnings, SGIs sent.
+type Observed = (Vec<u64>, u64, u64, Vec<u64>, Vec<(u32, bool)>, usize, usize);
+
 /// What a test compares between the two paths.
-fn observable(r: &Rig) -> (Vec<u64>, u64, u64, Vec<u64>, Vec<(u32, bool)>, usize) {
+fn observable(r: &Rig) -> Observed {
     let counts = (0..11).map(|i| r.stats.get(i).unwrap()).collect();
     (
         r.vcpu.regs.x.to_vec(),
@@ -20,6 +24,7 @@ fn observable(r: &Rig) -> (Vec<u64>, u64, u64, Vec<u64>, Vec<(u32, bool)>, usize
         counts,
         r.vm.lines.0.clone(),
         r.vm.warnings.len(),
+        r.vm.sgis.len(),
     )
 }
 
@@ -152,4 +157,28 @@ fn interrupts_are_declined() {
         vm: &mut r.vm,
     };
     assert_eq!(crate::exits::try_fast(&raw, &mut ctx, true), Fast::Slow);
+}
+
+#[test]
+fn sgi_writes_match_the_general_path() {
+    // msr ICC_SGI1R_EL1, x2
+    let write = (esr(ec::SYS64, sysreg_iss(3, 0, 12, 11, 5, 2, false)), 0, 0);
+    let gicv3 = |r: &mut Rig| {
+        r.vm.has_gicv3 = true;
+        r.vcpu.regs.x[2] = 0x0001_0000_0000_0001; // SGI 1 to Aff0 0
+    };
+    same_as_general(gicv3, write, Fast::Changed);
+    let mut r = Rig::new();
+    gicv3(&mut r);
+    r.fast(write.0, 0, 0, true);
+    assert_eq!(r.vm.sgis.len(), 1);
+    // Without a virtual GICv3 it is UNDEFINED, from the general path.
+    let no_gicv3 = |r: &mut Rig| {
+        r.vm.has_gicv3 = false;
+        r.vcpu.regs.x[2] = 1;
+    };
+    declined(no_gicv3, write, true);
+    // A read of the write-only register too.
+    let read = (esr(ec::SYS64, sysreg_iss(3, 0, 12, 11, 5, 2, true)), 0, 0);
+    declined(gicv3, read, true);
 }
