@@ -266,3 +266,6 @@ fn read_madt(madt: core::pin::Pin<&Madt>, info: &mut PlatformInfo<'_>, summary: 
         });
     }
 }
+
+#[cfg(test)]
+mod tests;
