@@ -21,12 +21,13 @@ use crate::error::{IoContext, Result};
 use crate::fail;
 
 /// The kernels (binaries of bench-guest), in table order.
-const KERNELS: [(&str, &str); 6] = [
+const KERNELS: [(&str, &str); 7] = [
     ("crc32", "CRC-32, 8 x 64 KiB"),
     ("sort", "sort_unstable, 64 Ki words"),
     ("matmul", "96x96 matrix multiply"),
     ("fib", "recursion + indirect calls"),
     ("chase", "pointer chase, 64 MiB"),
+    ("sysreg", "MCR/MRC TPIDRURW + MRS, 3 of 6 sensitive"),
     ("vfp", "VFP f64 dot product + NEON checksum"),
 ];
 /// Where the runner maps its code cache (a64-runner/src/code.rs) and its size.

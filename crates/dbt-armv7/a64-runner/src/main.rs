@@ -227,9 +227,9 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     sys::write(
         2,
         format!(
-            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {}\n",
+            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {} system_calls {}\n",
             cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks, s.guest_insns,
-            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc
+            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc, s.system_calls
         )
         .as_bytes(),
     );

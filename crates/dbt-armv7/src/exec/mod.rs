@@ -50,10 +50,23 @@ impl Cpu {
         }
         let pc = self.r[15];
         let thumb = self.thumb();
-        let mut insn = match self.fetch_decode(bus, pc, thumb) {
+        let insn = match self.fetch_decode(bus, pc, thumb) {
             Ok(i) => i,
             Err(e) => return self.raise(e, if thumb { 2 } else { 4 }),
         };
+        self.execute(bus, insn)
+    }
+
+    /// Executes `insn`, already fetched and decoded from the PC (a translator that keeps
+    /// the decoded instruction calls this instead of [`Cpu::step`]; interrupts are not
+    /// sampled, as translated code samples them between blocks).
+    pub fn step_decoded(&mut self, bus: &mut dyn Bus, insn: Insn) -> Option<Exit> {
+        self.execute(bus, insn)
+    }
+
+    fn execute(&mut self, bus: &mut dyn Bus, mut insn: Insn) -> Option<Exit> {
+        let pc = self.r[15];
+        let thumb = self.thumb();
         let len = insn.len as u32;
         self.cur_len = len;
         self.next_pc = pc.wrapping_add(len);

@@ -6,14 +6,15 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, Runtime};
 use super::frontend::{self, Key};
-use super::a64::vfp_host;
 use super::host::CodeMemory;
 use super::state::{
     GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
     MAX_BLOCK_INSNS, NO_ENTRY, NO_LINK, RAS_ENTRIES,
 };
+use super::sys_call::{CallCtx, EXIT_CALL};
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exit, Mode};
 
@@ -54,6 +55,9 @@ pub struct Stats {
     /// Writes to guest pages holding translated code (self-modifying code), each of which
     /// invalidated the page's translations.
     pub smc: u64,
+    /// Calls from translated code into the system model that left the code cache (see
+    /// [`sys_call`](super::sys_call)).
+    pub system_calls: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -281,11 +285,36 @@ impl<G: CodeGen> Dbt<G> {
             self.state.ibtc_base = self.ibtc.as_mut_ptr() as u64;
             self.stats.entries += 1;
             let host_fp = vfp_host::enter(cpu, &mut self.state);
+            // Instructions that translated code hands to the system model find the CPU
+            // and the bus through `link_site` while it runs (see `sys_call`).
+            let mut call = CallCtx {
+                cpu: &mut *cpu,
+                bus: &mut *bus,
+                exit: None,
+                counted: 0,
+            };
+            self.state.link_site = &mut call as *mut CallCtx<'_> as u64;
             // SAFETY: the cache holds the runtime and blocks this engine generated with
-            // `self.gen` for the host that `mem` belongs to; `state` is ours.
+            // `self.gen` for the host that `mem` belongs to; `state` is ours; `call`
+            // outlives the call.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
+            if self.state.exit == EXIT_CALL {
+                // The system model ran an instruction and asked to leave: the CPU holds
+                // the state after it; the block's instructions before it are charged.
+                let (exit, counted) = (call.exit.take(), call.counted);
+                left -= done + counted;
+                cpu.icount += done;
+                self.stats.executed_translated += done;
+                self.stats.executed_interpreted += counted;
+                self.stats.system_calls += 1;
+                link_from = None;
+                if let Some(e) = exit {
+                    return e;
+                }
+                continue;
+            }
             let fault = if matches!(self.state.exit, EXIT_FAULT | EXIT_SIDE) {
                 // The faulting block's own instructions before the faulting one are not
                 // charged yet: its exits charge them.

@@ -10,6 +10,8 @@
 //!   unlinking, invalidation, and the interpreter fallback.
 //! - [`state`]: the [`GuestState`] that translated code and the dispatcher share.
 //! - [`host`]: [`CodeMemory`], the executable memory the host provides.
+//! - [`sys_call`]: instructions that translated code runs in the system model through a
+//!   call, without leaving the code cache.
 
 pub mod a64;
 pub mod backend;
@@ -17,6 +19,7 @@ pub mod engine;
 pub mod frontend;
 pub mod host;
 pub mod state;
+pub mod sys_call;
 
 pub use a64::A64Gen;
 pub use backend::CodeGen;

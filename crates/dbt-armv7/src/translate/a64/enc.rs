@@ -503,6 +503,11 @@ pub fn br(rn: u8) -> u32 {
     0xd61f_0000 | (rn as u32) << 5
 }
 
+/// `BLR Xn`.
+pub fn blr(rn: u8) -> u32 {
+    0xd63f_0000 | (rn as u32) << 5
+}
+
 /// `RET` (to X30).
 pub const RET: u32 = 0xd65f_03c0;
 

@@ -17,6 +17,7 @@ use crate::translate::state::{
     off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_EXIT,
     OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
+use crate::translate::sys_call::{self, step_from_code, EXIT_CALL};
 
 /// Callee-saved host registers the prologue saves (pairs), then x29/x30.
 const SAVED_PAIRS: [(u8, u8); 5] = [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)];
@@ -63,6 +64,9 @@ enum StubKind {
     /// A linkable exit out of the body after this many guest instructions (a loop's
     /// exit from an unrolled copy), placed after the body.
     Exit(usize),
+    /// The exit after a call into the system model that asked to leave, with this many
+    /// guest instructions before the called one.
+    CallExit(usize),
     /// The budget ran out at a conditional back-edge: `B.cond taken`, else `B not_taken`
     /// (both exit stubs).
     Slow {
@@ -242,6 +246,35 @@ fn track_alignment(a: &mut Asm, insn: &Insn, before: u16) {
     }
 }
 
+/// Calls [`step_from_code`] for the instruction at `pc` (`it_len`: its ITSTATE and
+/// length; `raw`: its encoding) with the guest registers and NZCV stored in the state, then reloads them; goes
+/// to `out` when the call asks to leave.
+fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
+    for n in (0..14u8).step_by(2) {
+        a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
+    }
+    a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
+    a.put(enc::mrs_nzcv(T_ADDR));
+    a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
+    a.put(enc::x_mov(0, STATE));
+    mov32(a, 1, pc);
+    mov32(a, 2, it_len);
+    mov32(a, 3, raw);
+    let f = step_from_code as *const () as u64;
+    a.put(enc::x_movz(T_ADDR, f as u16, 0));
+    for hw in 1..4u8 {
+        a.put(enc::x_movk(T_ADDR, (f >> (16 * hw)) as u16, hw));
+    }
+    a.put(enc::blr(T_ADDR));
+    a.cbnz_to(0, out);
+    a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_NZCV));
+    a.put(enc::msr_nzcv(T_ADDR));
+    for n in (0..14u8).step_by(2) {
+        a.put(enc::w_ldp(n, n + 1, STATE, off_r(n) as i32));
+    }
+    a.put(enc::ls_uimm(Ls::Ldr, 14, STATE, off_r(14)));
+}
+
 /// Whether the not-taken path of `op` (with condition `cond`) goes on to the next
 /// instruction.
 fn falls_through(op: &Op, cond: u8) -> bool {
@@ -265,7 +298,7 @@ fn stub(a: &mut Asm, rt: &Runtime, pc: u32, site: Option<usize>, reason: u32) {
 
 impl CodeGen for A64Gen {
     fn supports(&self, insn: &Insn) -> bool {
-        lower::supported(insn)
+        lower::supported(insn) || sys_call::callable(insn)
     }
 
     fn runtime(&self) -> (Vec<u8>, Runtime) {
@@ -469,6 +502,17 @@ impl CodeGen for A64Gen {
                         stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
                 }
+                _ if !lower::supported(&gi.insn) => {
+                    // Not translated, but neither a branch nor a memory access: a call
+                    // into the system model (`sys_call`), in the block.
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    let out = a.label();
+                    let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
+                    call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
+                    stubs.push((out, gi.pc, StubKind::CallExit(k)));
+                }
                 _ => {
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
@@ -520,9 +564,16 @@ impl CodeGen for A64Gen {
                 link(&mut a, &mut stubs, &mut exits, pc);
                 continue;
             }
+            if let StubKind::CallExit(count) = kind {
+                charge(&mut a, count);
+                a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
+                a.put(enc::w_movz(T_OP2, EXIT_CALL as u16, 0));
+                a.b_abs(rt.epilogue);
+                continue;
+            }
             let pc = pc | thumb as u32;
             match kind {
-                StubKind::Exit(_) => unreachable!(),
+                StubKind::Exit(_) | StubKind::CallExit(_) => unreachable!(),
                 StubKind::Link(site) => {
                     exits[e].stub = a.here();
                     e += 1;

@@ -1,0 +1,127 @@
+//! Instructions that translated code hands to the system model without leaving the code
+//! cache: sensitive instructions (seed 004's Table 1: `MRC`/`MCR`/`MRRC`/`MCRR`,
+//! `MRS`/`MSR` of the CPSR/SPSR and banked registers, `CPS`, `SETEND`, `WFI`/`WFE`, ...)
+//! and the other integer instructions the back end does not translate, as long as they
+//! neither access memory nor branch. Translated code stores the guest registers and
+//! NZCV in the [`GuestState`], calls [`step_from_code`] (an ordinary function call), and
+//! either reloads the registers and goes on with the block, or leaves with
+//! [`EXIT_CALL`] when the instruction changed what the block was translated for (the
+//! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`), took an exception, or
+//! ended the run (`WFI`, `HVC`...). The instruction itself runs in the interpreter
+//! (`Cpu::step`), so its effect is the interpreter's, exactly.
+
+use crate::bus::Bus;
+use crate::cpu::{Cpu, Exit};
+use crate::decode::{Insn, Op};
+
+use super::state::GuestState;
+
+/// Translated code left after [`step_from_code`] ran its instruction and asked to leave:
+/// the [`Cpu`] holds the guest state after that instruction (the [`GuestState`]'s
+/// registers are stale).
+pub const EXIT_CALL: u32 = 5;
+
+/// NZCV in the CPSR (and in [`GuestState::nzcv`]).
+const NZCV: u32 = 0xf000_0000;
+
+/// CPSR bits the translated code keeps or that the model holds for it (NZCV, Q, GE):
+/// an instruction may change these and the block goes on.
+const DATA_BITS: u32 = 0xf80f_0000;
+
+/// What [`step_from_code`] works on, set up by the dispatcher for one entry into the code
+/// cache (its address is in [`GuestState::link_site`] while translated code runs).
+pub struct CallCtx<'a> {
+    /// The CPU (its registers are the guest's only between calls).
+    pub cpu: *mut Cpu,
+    /// The guest's bus.
+    pub bus: *mut (dyn Bus + 'a),
+    /// What the instruction returned, when translated code left because of it.
+    pub exit: Option<Exit>,
+    /// Instructions the interpreter counted for the call that made translated code
+    /// leave (0 or 1).
+    pub counted: u64,
+}
+
+/// Whether translated code runs `i` through [`step_from_code`]: a defined, predictable
+/// instruction that neither branches nor accesses memory (those leave the block: a store
+/// may hit translated code, a branch needs the dispatcher). VFP/Advanced SIMD
+/// instructions are the FP back end's.
+pub fn callable(i: &Insn) -> bool {
+    if i.unpredictable || i.is_undefined() || matches!(i.op, Op::Vfp { .. } | Op::It { .. }) {
+        return false;
+    }
+    let f = i.info();
+    !f.control_flow && !f.memory && f.writes & 0x8000 == 0
+}
+
+/// Runs the guest instruction at `pc` (encoding `raw`, as the decoder's `Insn::raw`;
+/// `len` bytes long, Thumb ITSTATE `it`; `it_len` is `it | len << 8`) in the interpreter
+/// with the
+/// guest state that translated code stored in `*state`. Returns 0 when the block may go
+/// on (the registers and NZCV after the instruction are in `*state`, its instruction is
+/// not counted: the block's exits count it), or 1 when translated code must leave with
+/// [`EXIT_CALL`] (the [`Cpu`] holds the state after the instruction).
+///
+/// # Safety
+///
+/// Called only by translated code, while the dispatcher is inside the code cache with
+/// `state.link_site` pointing at a live [`CallCtx`].
+pub unsafe extern "C" fn step_from_code(
+    state: *mut GuestState,
+    pc: u32,
+    it_len: u32,
+    raw: u32,
+) -> u64 {
+    // SAFETY: translated code passes the dispatcher's GuestState, whose link_site holds
+    // the CallCtx of this entry (see the function's contract); the CPU and bus it points
+    // to are not otherwise used while translated code runs.
+    let (st, ctx) = unsafe {
+        let ctx = (*state).link_site as *mut CallCtx<'_>;
+        (&mut *state, &mut *ctx)
+    };
+    // SAFETY: as above.
+    let (cpu, bus) = unsafe { (&mut *ctx.cpu, &mut *ctx.bus) };
+    copy_regs(&mut cpu.r, &st.r);
+    cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
+    cpu.r[15] = pc;
+    cpu.it = it_len as u8;
+    let len = it_len >> 8;
+    let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
+    // Decoded again from its encoding (cheaper than a fetch through the bus and the
+    // decode cache); the IT condition and flag-setting come from `cpu.it`.
+    let insn = if !cpu.thumb() {
+        crate::decode::decode_a32(raw)
+    } else if len == 2 {
+        crate::decode::decode_thumb(raw as u16, 0)
+    } else {
+        crate::decode::decode_thumb((raw >> 16) as u16, raw as u16)
+    };
+    let exit = cpu.step_decoded(bus, insn);
+    let goes_on = exit.is_none()
+        && cpu.r[15] == pc.wrapping_add(len)
+        && cpu.cpsr & !DATA_BITS == before.0 & !DATA_BITS
+        && cpu.cp15.sctlr == before.1
+        && cpu.cp15.cpacr == before.2
+        && cpu.icount == before.3 + 1;
+    if goes_on {
+        cpu.icount = before.3;
+        cpu.it = 0;
+        copy_regs(&mut st.r, &cpu.r);
+        st.nzcv = cpu.cpsr & NZCV;
+        0
+    } else {
+        ctx.counted = cpu.icount - before.3;
+        ctx.exit = exit;
+        1
+    }
+}
+
+/// `dst[..15] = src[..15]`, one register at a time (the compiler would otherwise call a
+/// byte-wise `memmove` for it, which costs more than the copy).
+fn copy_regs(dst: &mut [u32; 16], src: &[u32; 16]) {
+    for (d, s) in dst.iter_mut().zip(src).take(15) {
+        // SAFETY: both are references to live, aligned u32s; volatile only keeps the
+        // compiler from turning the loop back into a library call.
+        unsafe { core::ptr::write_volatile(d, core::ptr::read_volatile(s)) };
+    }
+}
