@@ -5,7 +5,9 @@
 //! forward branches stay inside the sequence. Families: data processing (immediate,
 //! immediate-shifted and register-shifted operands), `MOVW/MOVT`, multiplies (S forms,
 //! long, halfword), divides, bit operations, extends, bit fields, every single, dual and
-//! multiple load/store form, exclusives, forward `B<c>`; conditions on a quarter.
+//! multiple load/store form, exclusives, forward `B<c>`, the media/DSP families
+//! (saturating, parallel, packing, dual multiplies...) with `SWP`, `LDRT`-style and `STM`
+//! of the PC; conditions on a quarter.
 
 use super::harness::{random_regs, Case};
 use super::Rng;
@@ -88,7 +90,7 @@ pub fn cond(rng: &mut Rng) -> u32 {
 /// One A32 instruction of a random family, `left` instructions before the sequence end.
 pub fn insn(rng: &mut Rng, left: u32) -> u32 {
     let c = cond(rng) << 28;
-    match rng.below(24) {
+    match rng.below(25) {
         // Data processing, immediate.
         0..=3 => {
             let op = rng.below(16);
@@ -238,7 +240,140 @@ pub fn insn(rng: &mut Rng, left: u32) -> u32 {
             c | 0x0a00_0000 | (skip.wrapping_sub(1) & 0xff_ffff)
         }
         f @ 16..=22 => more(rng, c, f - 16),
+        23 => media(rng, c),
         _ => c | 0x0320_f000, // NOP
+    }
+}
+
+/// Two different destinations (RdLo, RdHi of a long multiply).
+fn dest_pair(rng: &mut Rng) -> (u32, u32) {
+    loop {
+        let (lo, hi) = (dest(rng), dest(rng));
+        if lo != hi {
+            return (lo, hi);
+        }
+    }
+}
+
+/// The media and DSP families: saturating (`QADD`.. and `SSAT`/`USAT`, the 16-bit ones),
+/// parallel add/subtract (all eighteen), `SEL`, `PKHBT/PKHTB`, `USAD8/USADA8`,
+/// `SXTB16/UXTB16` (+A), `SMLAxy/SMULxy/SMLAWy/SMULWy/SMLALxy`, the dual multiplies
+/// (`SMLAD/SMUAD/SMLSD/SMUSD/SMLALD/SMLSLD`, `SMMUL/SMMLA/SMMLS`), and `SWP/SWPB`,
+/// `LDRT/STRT` (B), `STM` with the PC in the list.
+fn media(rng: &mut Rng, c: u32) -> u32 {
+    let (rd, rn, rm, ra) = (dest(rng), source(rng), source(rng), source(rng));
+    match rng.below(16) {
+        0 => c | 0x0100_0050 | rng.below(4) << 21 | rn << 16 | rd << 12 | rm, // QADD..QDSUB
+        1 | 2 => {
+            // Parallel add/subtract: op1 S, Q, SH, U, UQ, UH; op2 ADD16 ASX SAX SUB16 ADD8 SUB8.
+            let op1 = [1, 2, 3, 5, 6, 7][rng.below(6) as usize];
+            let op2 = [0, 1, 2, 3, 4, 7][rng.below(6) as usize];
+            c | 0x0600_0f10 | op1 << 20 | rn << 16 | rd << 12 | op2 << 5 | rm
+        }
+        3 => {
+            // SSAT/USAT with a shift (ASR #0 is ASR #32).
+            let u = rng.below(2);
+            c | 0x06a0_0010
+                | u << 22
+                | rng.below(32) << 16
+                | rd << 12
+                | rng.below(32) << 7
+                | rng.below(2) << 6
+                | rn
+        }
+        4 => c | 0x06a0_0f30 | rng.below(2) << 22 | rng.below(16) << 16 | rd << 12 | rn, // SSAT16/USAT16
+        5 => c | 0x0680_0fb0 | rn << 16 | rd << 12 | rm,                                 // SEL
+        6 => c | 0x0680_0010 | rn << 16 | rd << 12 | rng.below(32) << 7 | rng.below(2) << 6 | rm, // PKH
+        7 => {
+            // USAD8 (ra = 15) / USADA8.
+            let ra = if rng.below(2) == 0 { 15 } else { ra };
+            c | 0x0780_0010 | rd << 16 | ra << 12 | rm << 8 | rn
+        }
+        8 => {
+            // SXTAB16/UXTAB16 (rn = 15: SXTB16/UXTB16), rotated.
+            let rn = if rng.below(2) == 0 { 15 } else { rn };
+            c | 0x0680_0070 | rng.below(2) << 22 | rn << 16 | rd << 12 | rng.below(4) << 10 | rm
+        }
+        9 => {
+            // SMLAxy / SMLAWy / SMULWy / SMULxy / SMLALxy.
+            let (m, n) = (rng.below(2), rng.below(2));
+            match rng.below(5) {
+                0 => c | 0x0100_0080 | rd << 16 | ra << 12 | rm << 8 | m << 6 | n << 5 | rn,
+                1 => c | 0x0120_0080 | rd << 16 | ra << 12 | rm << 8 | m << 6 | rn,
+                2 => c | 0x0120_00a0 | rd << 16 | rm << 8 | m << 6 | rn,
+                3 => c | 0x0160_0080 | rd << 16 | rm << 8 | m << 6 | n << 5 | rn,
+                _ => {
+                    let (lo, hi) = dest_pair(rng);
+                    c | 0x0140_0080 | hi << 16 | lo << 12 | rm << 8 | m << 6 | n << 5 | rn
+                }
+            }
+        }
+        10 => {
+            // SMLAD/SMUAD/SMLSD/SMUSD (X), SMMLA/SMMUL/SMMLS (R).
+            let x = rng.below(2);
+            match rng.below(3) {
+                0 => {
+                    let ra = if rng.below(2) == 0 { 15 } else { ra };
+                    c | 0x0700_0010
+                        | rng.below(2) << 6
+                        | rd << 16
+                        | ra << 12
+                        | rm << 8
+                        | x << 5
+                        | rn
+                }
+                1 => {
+                    let ra = if rng.below(2) == 0 { 15 } else { ra };
+                    c | 0x0750_0010 | rd << 16 | ra << 12 | rm << 8 | x << 5 | rn
+                }
+                _ => c | 0x0750_00d0 | rd << 16 | ra << 12 | rm << 8 | x << 5 | rn,
+            }
+        }
+        11 => {
+            // SMLALD/SMLSLD (X).
+            let (lo, hi) = dest_pair(rng);
+            c | 0x0740_0010
+                | rng.below(2) << 6
+                | hi << 16
+                | lo << 12
+                | rm << 8
+                | rng.below(2) << 5
+                | rn
+        }
+        12 if !EX_SEQ.with(|e| e.get()) => {
+            // SWP/SWPB through the scratch base (rt, rt2 not the base).
+            let rt = loop {
+                let r = dest(rng);
+                if r != BASE_REG {
+                    break r;
+                }
+            };
+            let rt2 = loop {
+                let r = source(rng);
+                if r != BASE_REG {
+                    break r;
+                }
+            };
+            c | 0x0100_0090 | rng.below(2) << 22 | BASE_REG << 16 | rt << 12 | rt2
+        }
+        13 => {
+            // LDRT/STRT/LDRBT/STRBT, post-indexed by a multiple of 8 (r11 stays aligned).
+            let load = load_only(rng);
+            let rt = store_rt(rng, load == 1, true);
+            c | 0x0420_0000
+                | rng.below(2) << 23
+                | rng.below(2) << 22
+                | load << 20
+                | BASE_REG << 16
+                | rt << 12
+                | 8 * rng.below(9)
+        }
+        14 if !EX_SEQ.with(|e| e.get()) => {
+            // STM{IA,IB,DA,DB} r11, {..., pc} (no writeback).
+            let list = (rng.below(0x2000) & !(1 << BASE_REG)) | 1 << 15;
+            c | 0x0800_0000 | rng.below(2) << 24 | rng.below(2) << 23 | BASE_REG << 16 | list
+        }
+        _ => c | 0x0100_0050 | rng.below(4) << 21 | rn << 16 | rd << 12 | rm,
     }
 }
 

@@ -8,7 +8,8 @@
 //! ADD/MOV, loads and stores (immediate and register offset), extends and byte reversal;
 //! 32-bit data processing with modified immediates, shifted registers and register
 //! shifts, MOVW/MOVT, multiplies (long included) and divides, loads and stores (12-bit,
-//! 8-bit with pre/post-indexing, register offset), LDRD/STRD and LDM/STM; IT blocks;
+//! 8-bit with pre/post-indexing, register offset), LDRD/STRD and LDM/STM, the media and
+//! DSP families (saturating, parallel add/subtract, packing, dual multiplies); IT blocks;
 //! CBZ/CBNZ; B<c>.
 
 use super::harness::{random_regs, Case};
@@ -151,9 +152,105 @@ fn dp_fields(rng: &mut Rng) -> (u32, u32, u32, u32) {
     }
 }
 
+/// Two different destinations (RdLo, RdHi).
+fn dest_pair(rng: &mut Rng) -> (u32, u32) {
+    loop {
+        let (lo, hi) = (dest(rng), dest(rng));
+        if lo != hi {
+            return (lo, hi);
+        }
+    }
+}
+
+/// The 32-bit media and DSP families: `QADD`..`QDSUB`, the eighteen parallel add/subtract
+/// instructions, `SSAT/USAT` (shifted) and their 16-bit forms, `SEL`, `PKHBT/PKHTB`,
+/// `USAD8/USADA8`, `SXTAB16/UXTAB16` (and without accumulate), `SMLAxy/SMULxy/SMLAWy/
+/// SMULWy/SMLALxy`, `SMLAD/SMUAD/SMLSD/SMUSD/SMLALD/SMLSLD`, `SMMLA/SMMUL/SMMLS`.
+fn t32_media(rng: &mut Rng) -> Unit {
+    let (rd, rn, rm, ra) = (dest(rng), src(rng), src(rng), src(rng));
+    match rng.below(12) {
+        0 => two(0xfa80 | rn, 0xf080 | rd << 8 | rng.below(4) << 4 | rm),
+        1 | 2 => {
+            let op1 = [0, 1, 2, 4, 5, 6][rng.below(6) as usize];
+            let (u, kind) = (rng.below(2), rng.below(3));
+            two(
+                0xfa80 | op1 << 4 | rn,
+                0xf000 | rd << 8 | u << 6 | kind << 4 | rm,
+            )
+        }
+        3 => {
+            // SSAT/USAT, LSL or ASR (ASR by a non-zero amount: ASR #0 is the 16-bit form).
+            let sh = rng.below(2);
+            let amt = if sh == 1 {
+                1 + rng.below(31)
+            } else {
+                rng.below(32)
+            };
+            two(
+                0xf300 | rng.below(2) << 7 | sh << 5 | rn,
+                (amt >> 2) << 12 | rd << 8 | (amt & 3) << 6 | rng.below(32),
+            )
+        }
+        4 => two(0xf320 | rng.below(2) << 7 | rn, rd << 8 | rng.below(16)),
+        5 => two(0xfaa0 | rn, 0xf080 | rd << 8 | rm),
+        6 => {
+            let imm = rng.below(32);
+            two(
+                0xeac0 | rn,
+                (imm >> 2) << 12 | rd << 8 | (imm & 3) << 6 | rng.below(2) << 5 | rm,
+            )
+        }
+        7 => {
+            let ra = if rng.below(2) == 0 { 15 } else { ra };
+            two(0xfb70 | rn, ra << 12 | rd << 8 | rm)
+        }
+        8 => {
+            let rn = if rng.below(2) == 0 { 15 } else { rn };
+            two(
+                0xfa20 | rng.below(2) << 4 | rn,
+                0xf080 | rd << 8 | rng.below(4) << 4 | rm,
+            )
+        }
+        9 => {
+            let (m, n) = (rng.below(2), rng.below(2));
+            match rng.below(5) {
+                0 => two(0xfb10 | rn, ra << 12 | rd << 8 | n << 5 | m << 4 | rm),
+                1 => two(0xfb10 | rn, 0xf000 | rd << 8 | n << 5 | m << 4 | rm),
+                2 => two(0xfb30 | rn, ra << 12 | rd << 8 | m << 4 | rm),
+                3 => two(0xfb30 | rn, 0xf000 | rd << 8 | m << 4 | rm),
+                _ => {
+                    let (lo, hi) = dest_pair(rng);
+                    two(
+                        0xfbc0 | rn,
+                        lo << 12 | hi << 8 | 0x80 | n << 5 | m << 4 | rm,
+                    )
+                }
+            }
+        }
+        10 => {
+            let x = rng.below(2);
+            let ra15 = if rng.below(2) == 0 { 15 } else { ra };
+            match rng.below(4) {
+                0 => two(0xfb20 | rn, ra15 << 12 | rd << 8 | x << 4 | rm), // SMLAD/SMUAD
+                1 => two(0xfb40 | rn, ra15 << 12 | rd << 8 | x << 4 | rm), // SMLSD/SMUSD
+                2 => two(0xfb50 | rn, ra15 << 12 | rd << 8 | x << 4 | rm), // SMMLA/SMMUL
+                _ => two(0xfb60 | rn, ra << 12 | rd << 8 | x << 4 | rm),   // SMMLS
+            }
+        }
+        _ => {
+            let (lo, hi) = dest_pair(rng);
+            two(
+                0xfbc0 | rng.below(2) << 4 | rn,
+                lo << 12 | hi << 8 | 0xc0 | rng.below(2) << 4 | rm,
+            )
+        }
+    }
+}
+
 /// A 32-bit instruction (not a branch).
 fn t32(rng: &mut Rng) -> Unit {
-    match rng.below(10) {
+    match rng.below(12) {
+        10 | 11 => t32_media(rng),
         0 => {
             let (op, rd, rn, s) = dp_fields(rng);
             let (i, imm3, imm8) = modimm(rng);
