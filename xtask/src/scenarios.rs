@@ -106,6 +106,8 @@ struct ScenarioFile {
     host_mem: Option<String>,
     #[serde(default)]
     uefi: bool,
+    #[serde(default)]
+    uefi_shell: bool,
     acpi: Option<bool>,
     platform: Option<String>,
 }
@@ -122,6 +124,9 @@ pub struct ScenarioBoot {
     pub host_mem: Option<u64>,
     /// Boot through UEFI firmware (edk2's QEMU_EFI.fd) from a FAT drive.
     pub uefi: bool,
+    /// With `uefi`: the drive has no boot file; the EFI shell starts the image from
+    /// `startup.nsh`, passing the command line as its arguments.
+    pub uefi_shell: bool,
     /// With `uefi`: firmware tables as ACPI only (`-M virt,acpi=on`), or the device tree
     /// only (`acpi=off`).
     pub acpi: bool,
@@ -312,10 +317,10 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         }
         None => None,
     };
-    if f.acpi.is_some() && !f.uefi && platform.is_none() {
+    if f.acpi.is_some() && !f.uefi && !f.uefi_shell && platform.is_none() {
         return Err("`acpi` goes with `uefi = true` (the firmware chooses the tables)".into());
     }
-    if load_offset.is_some() && (f.uefi || platform.is_some()) {
+    if load_offset.is_some() && (f.uefi || f.uefi_shell || platform.is_some()) {
         return Err(
             "`load_offset` is for QEMU -kernel; under UEFI the firmware places the image".into(),
         );
@@ -334,7 +339,8 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
     let boot = ScenarioBoot {
         load_offset,
         host_mem,
-        uefi: f.uefi || platform.is_some(),
+        uefi: f.uefi || f.uefi_shell || platform.is_some(),
+        uefi_shell: f.uefi_shell,
         acpi: f.acpi.unwrap_or(platform.is_some()),
         platform,
     };

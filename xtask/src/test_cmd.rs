@@ -398,7 +398,12 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
                 .path
                 .with_extension(format!("{}.esp", run.cell.name().replace('/', "-")));
             let cmdline = cfg.hypervisor_cmdline();
-            if let Err(e) = crate::uefi::write_esp(&esp, &package.kernel, &package.path, &cmdline) {
+            let written = if s.boot.uefi_shell {
+                crate::uefi::write_shell_esp(&esp, &package.kernel, &package.path, &cmdline)
+            } else {
+                crate::uefi::write_esp(&esp, &package.kernel, &package.path, &cmdline)
+            };
+            if let Err(e) = written {
                 tally.record(&name, false, 0.0);
                 println!("  {e}");
                 continue;

@@ -34,6 +34,31 @@ pub fn write_esp(dir: &Path, image: &Path, package: &Path, cmdline: &str) -> Res
     Ok(())
 }
 
+/// The image's name in a shell-started ESP ([`write_shell_esp`]).
+pub const SHELL_IMAGE: &str = "hypervisor.efi";
+/// The script edk2's EFI shell runs at start (UEFI Shell spec 2.2, 3.5).
+pub const STARTUP_SCRIPT: &str = "startup.nsh";
+
+/// Writes `dir` as a volume the firmware does not boot by itself (no removable-media boot
+/// file): the EFI shell starts instead and runs [`STARTUP_SCRIPT`], which starts
+/// [`SHELL_IMAGE`] with `cmdline` as its arguments (the image's `LoadOptions`); the package
+/// is [`PACKAGE_FILE`]. How a person at the EFI shell would start it.
+pub fn write_shell_esp(dir: &Path, image: &Path, package: &Path, cmdline: &str) -> Result<()> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).io(|| format!("clearing {}", dir.display()))?;
+    }
+    let pkg = dir.join(PACKAGE_FILE);
+    let pkg_dir = pkg.parent().expect("PACKAGE_FILE has a directory");
+    fs::create_dir_all(pkg_dir).io(|| format!("creating {}", pkg_dir.display()))?;
+    fs::copy(package, &pkg).io(|| format!("copying {} to {}", package.display(), pkg.display()))?;
+    let img = dir.join(SHELL_IMAGE);
+    fs::copy(image, &img).io(|| format!("copying {} to {}", image.display(), img.display()))?;
+    let script = dir.join(STARTUP_SCRIPT);
+    fs::write(&script, format!("fs0:\r\n{SHELL_IMAGE} {cmdline}\r\n"))
+        .io(|| format!("writing {}", script.display()))?;
+    Ok(())
+}
+
 /// A copy of the arm64 Image `image` whose header asks for `text_offset` (QEMU `-kernel`
 /// loads an Image at RAM base + text_offset): how scenarios place the self-relocating
 /// hypervisor away from its link address.
@@ -63,6 +88,25 @@ mod tests {
         assert_eq!(
             fs::read_to_string(esp.join(CMDLINE_FILE)).unwrap(),
             "backend=nvhe exit=semihosting\n"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn shell_esp_layout() {
+        let dir = std::env::temp_dir().join(format!("xtask-shell-esp-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let (img, pkg) = (dir.join("hv.bin"), dir.join("p.bin"));
+        fs::write(&img, b"MZimage").unwrap();
+        fs::write(&pkg, b"HVPKG").unwrap();
+        let esp = dir.join("esp");
+        write_shell_esp(&esp, &img, &pkg, "backend=nvhe").unwrap();
+        assert!(!esp.join(BOOT_FILE).exists());
+        assert_eq!(fs::read(esp.join(SHELL_IMAGE)).unwrap(), b"MZimage");
+        assert_eq!(
+            fs::read_to_string(esp.join(STARTUP_SCRIPT)).unwrap(),
+            "fs0:\r\nhypervisor.efi backend=nvhe\r\n"
         );
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -73,6 +73,16 @@ impl Handoff {
         core::str::from_utf8(bytes).unwrap_or("").trim()
     }
 
+    /// Sets the command line from `LoadOptions` (see [`load_options_cmdline`]); false when
+    /// they hold none.
+    pub fn set_cmdline_from_load_options(&mut self, options: &[u16]) -> bool {
+        let n = load_options_cmdline(options, &mut self.cmdline);
+        if n > 0 {
+            self.cmdline_len = n;
+        }
+        n > 0
+    }
+
     /// Sets the command line from a file's bytes: the first line, cut at
     /// [`CMDLINE_MAX`] bytes (on a character boundary).
     pub fn set_cmdline(&mut self, text: &[u8]) {
@@ -89,9 +99,82 @@ impl Handoff {
     }
 }
 
+/// The command line in an image's UEFI `LoadOptions` (UCS-2 from the EFI shell, a boot
+/// entry's optional data or GRUB's `chainloader` arguments), as ASCII bytes in `out`; the
+/// first word is dropped when it names the image (`... .efi`), as the EFI shell passes it.
+/// Returns the bytes written (0: no options, or not text). Allocates nothing.
+pub fn load_options_cmdline(options: &[u16], out: &mut [u8]) -> usize {
+    let text_len = options
+        .iter()
+        .position(|&c| c == 0)
+        .unwrap_or(options.len());
+    let text = &options[..text_len];
+    if text
+        .iter()
+        .any(|&c| c != u16::from(b'\t') && !(0x20..0x7f).contains(&c))
+    {
+        return 0;
+    }
+    let mut words = text
+        .split(|&c| c == u16::from(b' '))
+        .filter(|w| !w.is_empty())
+        .peekable();
+    // No allocation: this runs in the EFI entry, before the heap exists.
+    let names_image = |w: &[u16]| {
+        w.len() >= 4
+            && w[w.len() - 4..]
+                .iter()
+                .zip(b".efi")
+                .all(|(&c, &e)| (c as u8).eq_ignore_ascii_case(&e))
+    };
+    if words.peek().is_some_and(|w| names_image(w)) {
+        words.next();
+    }
+    let mut n = 0;
+    for (i, w) in words.enumerate() {
+        let need = w.len() + usize::from(i > 0);
+        if n + need > out.len() {
+            break;
+        }
+        if i > 0 {
+            out[n] = b' ';
+            n += 1;
+        }
+        for &c in w {
+            out[n] = c as u8;
+            n += 1;
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ucs2(s: &str) -> alloc::vec::Vec<u16> {
+        s.encode_utf16().chain([0]).collect()
+    }
+
+    #[test]
+    fn load_options_from_the_shell_and_boot_entries() {
+        let mut out = [0u8; 64];
+        let n = load_options_cmdline(
+            &ucs2("hypervisor.efi backend=nvhe  exit=semihosting"),
+            &mut out,
+        );
+        assert_eq!(&out[..n], b"backend=nvhe exit=semihosting");
+        let n = load_options_cmdline(&ucs2("FS0:\\EFI\\BOOT\\BOOTAA64.EFI"), &mut out);
+        assert_eq!(n, 0);
+        let n = load_options_cmdline(&ucs2("backend=vhe"), &mut out);
+        assert_eq!(&out[..n], b"backend=vhe");
+        // Binary optional data (a boot entry's) is not a command line.
+        assert_eq!(load_options_cmdline(&[0x1234, 0x41, 0], &mut out), 0);
+        // Too long: whole words that fit.
+        let mut small = [0u8; 8];
+        let n = load_options_cmdline(&ucs2("x.efi aaaa bbbb"), &mut small);
+        assert_eq!(&small[..n], b"aaaa");
+    }
 
     #[test]
     fn cmdline_is_the_first_line() {

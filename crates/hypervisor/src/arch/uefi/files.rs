@@ -36,6 +36,31 @@ pub fn describe(s: Status) -> &'static str {
     }
 }
 
+/// The image's `LoadOptions` as UCS-2 units (empty when there are none).
+///
+/// # Safety
+/// Boot services must be running; `image` must be the running image's handle. The slice
+/// lives in firmware memory: use it before ExitBootServices.
+pub unsafe fn load_options(bs: &BootServices, image: Handle) -> &'static [u16] {
+    let mut li: *mut c_void = null_mut();
+    // SAFETY: boot services are up (caller); the out-pointer is valid.
+    if check(unsafe { (bs.handle_protocol)(image, &LoadedImageProtocol::GUID, &mut li) }).is_err() {
+        return &[];
+    }
+    // SAFETY: the firmware returned the protocol for our image.
+    let li = unsafe { &*(li as *const LoadedImageProtocol) };
+    if li.load_options.is_null() || li.load_options_size < 2 {
+        return &[];
+    }
+    // SAFETY: the firmware says `load_options_size` bytes are there; UCS-2 is 2-aligned.
+    unsafe {
+        core::slice::from_raw_parts(
+            li.load_options as *const u16,
+            li.load_options_size as usize / 2,
+        )
+    }
+}
+
 /// Reads the file at `path` (backslash-separated, from the root of the volume `image` was
 /// loaded from) into newly allocated `EfiLoaderData` pages; returns where and how big.
 ///

@@ -117,11 +117,17 @@ unsafe extern "efiapi" fn hv_efi_main(image: Handle, st: *const SystemTable) -> 
             return e;
         }
     }
+    // The command line: the load options (EFI shell arguments, a boot entry's optional
+    // data, GRUB chainloader arguments) if they hold one, else hypervisor/cmdline.txt.
     // SAFETY: as above.
-    if let Ok(r) = unsafe { files::read_file(bs, image, CMDLINE_PATH) } {
-        // SAFETY: read_file returns a buffer of that size it allocated and filled.
-        let text = unsafe { core::slice::from_raw_parts(r.base as *const u8, r.size as usize) };
-        h.set_cmdline(text);
+    let options = unsafe { files::load_options(bs, image) };
+    if !h.set_cmdline_from_load_options(options) {
+        // SAFETY: as above.
+        if let Ok(r) = unsafe { files::read_file(bs, image, CMDLINE_PATH) } {
+            // SAFETY: read_file returns a buffer of that size it allocated and filled.
+            let text = unsafe { core::slice::from_raw_parts(r.base as *const u8, r.size as usize) };
+            h.set_cmdline(text);
+        }
     }
     if h.dtb == 0 && h.rsdp != 0 {
         let mut info = crate::platform::PlatformInfo::empty();
