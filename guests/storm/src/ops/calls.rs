@@ -120,10 +120,23 @@ pub fn hvc_imm(ctx: &mut Ctx) {
     }
 }
 
-/// An SMCCC call with a random function ID over HVC #0 or SMC #imm.
+/// The hypervisor's `HV_EXIT_COUNT` (x1 = an exit reason's index).
+const HV_EXIT_COUNT: u64 = 0x8600_0002;
+/// Far more exit reasons than the hypervisor counts.
+const NO_SUCH_EXIT_REASON: u64 = 1 << 16;
+
+/// An SMCCC call with a random function ID over HVC #0 or SMC #imm (sometimes
+/// `HV_EXIT_COUNT` with an index out of range: NOT_SUPPORTED).
 pub fn smccc(ctx: &mut Ctx, over_smc: bool) {
-    let fid = random_fid(&mut ctx.rng);
-    let a = args(&mut ctx.rng, fid);
+    let fid = if ctx.rng.chance(1, 16) {
+        HV_EXIT_COUNT
+    } else {
+        random_fid(&mut ctx.rng)
+    };
+    let mut a = args(&mut ctx.rng, fid);
+    if fid == HV_EXIT_COUNT {
+        a[1] = NO_SUCH_EXIT_REASON + ctx.rng.below(u64::MAX - NO_SUCH_EXIT_REASON);
+    }
     let (insn, kind) = if over_smc {
         let imm = if ctx.rng.chance(1, 2) {
             0
@@ -140,7 +153,7 @@ pub fn smccc(ctx: &mut Ctx, over_smc: bool) {
     let f = vectors::take();
     if f.is_some() {
         tally::fail(kind, format_args!("fid {fid:#x}: {}", Shown(f)));
-    } else if !allocated(fid as u32) && out.x[0] != NOT_SUPPORTED {
+    } else if (fid == HV_EXIT_COUNT || !allocated(fid as u32)) && out.x[0] != NOT_SUPPORTED {
         tally::fail(
             kind,
             format_args!(
@@ -319,7 +332,7 @@ pub fn dirty_log(ctx: &mut Ctx) {
             let (buf, size) = match rng.below(4) {
                 0 => (t.outside(rng), 1 << 20),
                 1 => (scratch, rng.below(8)),
-                2 => (t.ram_end - 8, 1 << 20),
+                2 => (t.ram_end - 4, 1 << 20),
                 _ => (u64::MAX - 7, 64),
             };
             (
