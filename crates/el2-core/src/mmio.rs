@@ -302,6 +302,9 @@ impl Region {
 pub struct MmioBus {
     /// Sorted by base.
     regions: Vec<Region>,
+    /// Index of the region the last access hit (tried before the binary search: a guest
+    /// mostly polls one device at a time, e.g. the console UART).
+    last: usize,
 }
 
 impl fmt::Debug for MmioBus {
@@ -319,6 +322,7 @@ impl MmioBus {
     pub const fn new() -> MmioBus {
         MmioBus {
             regions: Vec::new(),
+            last: 0,
         }
     }
 
@@ -353,6 +357,11 @@ impl MmioBus {
 
     /// The region containing `ipa`: its index.
     fn find(&self, ipa: u64) -> Option<usize> {
+        if let Some(r) = self.regions.get(self.last) {
+            if ipa.wrapping_sub(r.base) < r.len {
+                return Some(self.last);
+            }
+        }
         let i = self
             .regions
             .partition_point(|r| r.base <= ipa)
@@ -376,6 +385,7 @@ impl MmioBus {
         let Some(i) = self.find(access.ipa) else {
             return MmioOutcome::Unbacked;
         };
+        self.last = i;
         let region = &mut self.regions[i];
         let offset = access.ipa - region.base;
         // The access must lie entirely inside the region.

@@ -21,9 +21,9 @@
 //! register in use the model's state of those interrupts is only current after a sync, so a
 //! GIC register read could see stale state: MMIO then takes the general path.
 
-use el2_core::exit::{ec, DataAbort, ExitInfo, FaultStatus, SysRegAccess};
+use el2_core::exit::{ec, DataAbort, ExitInfo, SysRegAccess};
 use el2_core::inject;
-use el2_core::mmio::{MmioAccess, MmioOutcome};
+use el2_core::mmio::{AccessSize, MmioAccess, MmioOutcome};
 use el2_core::psci::{PSCI_FEATURES, PSCI_VERSION};
 use el2_core::smccc::{self, CallOutcome, SmcccCall};
 use el2_core::switch::{ExitKind, RawExit, WorldSwitch};
@@ -188,18 +188,40 @@ fn sgi<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     }
 }
 
-/// One MMIO access with a valid syndrome, outside guest RAM.
+/// `ISS` of a data abort: `ISV`, the syndrome is valid.
+const DABT_ISV: u32 = 1 << 24;
+/// `ISS.CM`: cache maintenance.
+const DABT_CM: u32 = 1 << 8;
+/// `ISS.S1PTW`: a fault on a stage-1 table walk.
+const DABT_S1PTW: u32 = 1 << 7;
+
+/// One MMIO access with a valid syndrome, outside guest RAM: the access decoded straight
+/// from the `ISS` (the fields `MmioAccess::from_abort` takes from a full `DataAbort`), for
+/// a translation fault (`DFSC` 0b0001LL, or level -1) only.
 #[inline(always)]
 fn mmio<H: ExitHost>(raw: &RawExit, info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
-    let da = DataAbort::from_info(info);
-    if !matches!(da.status, FaultStatus::Translation { .. }) || da.s1ptw || da.cm {
+    let iss = info.iss();
+    if iss & (DABT_ISV | DABT_CM | DABT_S1PTW) != DABT_ISV {
         return Fast::Slow;
     }
-    if ctx.vm.ram_contains(da.ipa) {
+    let dfsc = iss & 0x3f;
+    if dfsc & 0x3c != 0x04 && dfsc != 0x2b {
         return Fast::Slow;
     }
-    let Some(acc) = MmioAccess::from_abort(&da) else {
+    // IPA = HPFAR_EL2.FIPA << 12 | FAR_EL2[11:0].
+    let ipa = ((info.hpfar & 0x0000_ffff_ffff_fff0) << 8) | (info.far & 0xfff);
+    if ctx.vm.ram_contains(ipa) {
         return Fast::Slow;
+    }
+    let bit = |n: u32| iss & (1 << n) != 0;
+    let acc = MmioAccess {
+        ipa,
+        size: AccessSize::from_sas(((iss >> 22) & 0b11) as u8),
+        is_write: bit(6),
+        rt: ((iss >> 16) & 0x1f) as u8,
+        sign_extend: bit(21),
+        sf: bit(15),
+        acquire_release: bit(14),
     };
     let rt = acc.rt;
     let value = ctx.vcpu.regs.read(rt);
@@ -207,9 +229,9 @@ fn mmio<H: ExitHost>(raw: &RawExit, info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -
     match outcome {
         MmioOutcome::Read(v) => ctx.vcpu.regs.write(rt, v),
         MmioOutcome::WriteDone => {}
-        MmioOutcome::Unbacked => return refuse(raw, &da, ctx, MmioFail::Unbacked),
+        MmioOutcome::Unbacked => return refuse(raw, info, ctx, MmioFail::Unbacked),
         MmioOutcome::DeviceError { device, error } => {
-            return refuse(raw, &da, ctx, MmioFail::Device(device, error))
+            return refuse(raw, info, ctx, MmioFail::Device(device, error))
         }
     }
     ctx.skip(info.esr);
@@ -226,12 +248,13 @@ fn mmio<H: ExitHost>(raw: &RawExit, info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -
 #[inline(never)]
 fn refuse<H: ExitHost>(
     raw: &RawExit,
-    da: &DataAbort,
+    info: &ExitInfo,
     ctx: &mut FastCtx<'_, H>,
     why: MmioFail,
 ) -> Fast {
+    let da = DataAbort::from_info(info);
     let mut exit = ExitCtx::new(*raw, ctx.vcpu, ctx.timer, ctx.stats, ctx.sw, ctx.vm);
     exit.stats.count(ExitReason::DataAbortInjected);
-    super::dabt::refuse(&mut exit, da, format_args!("{why}"));
+    super::dabt::refuse(&mut exit, &da, format_args!("{why}"));
     Fast::Changed
 }

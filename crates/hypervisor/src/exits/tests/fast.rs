@@ -182,3 +182,26 @@ fn sgi_writes_match_the_general_path() {
     let read = (esr(ec::SYS64, sysreg_iss(3, 0, 12, 11, 5, 2, true)), 0, 0);
     declined(gicv3, read, true);
 }
+
+#[test]
+fn aborts_that_are_not_plain_mmio_are_declined() {
+    let none = |_: &mut Rig| {};
+    let (e, far, hp) = dabt(DEV_BASE, 2, 1, false, false);
+    let iss = (e & 0x01ff_ffff) as u32;
+    let with_iss = |iss: u32| (esr(ec::DABT_LOW, iss), far, hp);
+    // Permission fault, no valid syndrome, stage-1 walk, cache maintenance.
+    declined(
+        none,
+        with_iss((iss & !0x3f) | super::DFSC_PERMISSION_L3),
+        true,
+    );
+    declined(none, with_iss(iss & !(1 << 24)), true);
+    declined(none, with_iss(iss | (1 << 7)), true);
+    declined(none, with_iss(iss | (1 << 8)), true);
+    // A translation fault inside guest RAM.
+    declined(
+        none,
+        dabt(super::mock::RAM_BASE + 0x100, 2, 1, false, false),
+        true,
+    );
+}
