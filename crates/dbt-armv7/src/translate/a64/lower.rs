@@ -41,7 +41,7 @@ pub fn supported(i: &Insn) -> bool {
 }
 
 /// Emits an instruction that writes the PC (not a branch): `LDR pc`, `LDM {.., pc}`,
-/// and ALU operations without S into the PC. The new PC is left in [`T_PCV`]; the caller
+/// `TBB/TBH`, and ALU operations without S into the PC. The new PC is left in [`T_PCV`]; the caller
 /// makes the (interworking) exit.
 pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
     match i.op {
@@ -69,6 +69,31 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
             wback,
             user: false,
         } if list & 0x8000 != 0 => lower_pair::multi(a, true, rn, list, inc, before, wback, side),
+        Op::Tb { half, rn, rm } if rm != 15 => {
+            // TBB/TBH: the table entry at rn + rm (TBH: + 2 * rm), computed in 32 bits,
+            // then PC + 4 + 2 * entry (in Thumb: bit 0 set).
+            let base = src(a, rn, pc_read, T_ADDR);
+            a.put(enc::w_addsub_reg(
+                AddSub::Add,
+                T_ADDR,
+                base,
+                rm,
+                Sh::Lsl,
+                half as u8,
+            ));
+            let ls = if half { Ls::Ldrh } else { Ls::Ldrb };
+            a.put(enc::ls_uimm(ls, T_PCV, T_ADDR, 0));
+            mov32(a, T_ADDR, pc_read | 1);
+            a.put(enc::w_addsub_reg(
+                AddSub::Add,
+                T_PCV,
+                T_ADDR,
+                T_PCV,
+                Sh::Lsl,
+                1,
+            ));
+            Lowered::Done
+        }
         _ => Lowered::Unsupported,
     }
 }
