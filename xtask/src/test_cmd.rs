@@ -28,7 +28,7 @@ pub const HOST_PACKAGES: &[&str] = &[
 /// Name of the host-test item in results and for `--filter`.
 pub const HOST_ITEM: &str = "host-tests";
 /// Most output kept per QEMU run.
-pub const OUTPUT_CAP: usize = 1 << 20;
+pub const OUTPUT_CAP: usize = 8 << 20;
 /// Lines of output shown for a failed run.
 pub const TAIL_LINES: usize = 40;
 
