@@ -39,3 +39,72 @@ fn self_modifying_code_is_seen() {
     let fails = run_batch(&cases, &src, &mut stats, "smc");
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
+
+/// The loop of [`SMC_A32`] at PL1, with the instruction-cache maintenance a guest does
+/// after writing code (`maint`: an `MCR p15` of c7, then `DSB`, `ISB`), ending with the
+/// sum in the exit status; run through the translator without the runner's page
+/// protection, so only the maintenance can tell it that the code changed.
+fn maintained(maint: u32) -> Vec<u8> {
+    let code: [u32; 18] = [
+        0xe3a0_4000, //  0: mov  r4, #0
+        0xe3a0_5000, //  4: mov  r5, #0
+        0xe28f_6018, //  8: add  r6, pc, #24      r6 = 40 (the patched instruction)
+        0xe300_7000, // 12: movw r7, #0
+        0xe34e_73a0, // 16: movt r7, #0xe3a0      r7 = MOV r0, #0
+        0xe187_8005, // 20: loop: orr r8, r7, r5  MOV r0, #i
+        0xe586_8000, // 24: str  r8, [r6]
+        maint,       // 28: the maintenance operation
+        0xf57f_f04f, // 32: dsb  sy
+        0xf57f_f06f, // 36: isb  sy
+        0xe3a0_0000, // 40: mov  r0, #0           (rewritten)
+        0xe084_4000, // 44: add  r4, r4, r0
+        0xe285_5001, // 48: add  r5, r5, #1
+        0xe355_0064, // 52: cmp  r5, #100
+        0xbaff_fff5, // 56: blt  loop
+        0xe1a0_0004, // 60: mov  r0, r4          exit(sum)
+        0xe3a0_7001, // 64: mov  r7, #1
+        0xef00_0000, // 68: svc  #0
+    ];
+    // The ELF header takes the first page; the code is on the next one.
+    let mut img = vec![0u8; 0x1000];
+    img.extend(code.iter().flat_map(|w| w.to_le_bytes()));
+    common::elf32(0x10000, 0x11000, &img)
+}
+
+/// Runs `elf` in the runner with `opts`: (exit status, counters).
+fn run_elf(elf: &[u8], tag: &str, opts: &[&str]) -> (i32, Vec<(String, u64)>) {
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-maint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{tag}.elf"));
+    std::fs::write(&path, elf).unwrap();
+    let out = common::a64::run_with(&path, opts);
+    let _ = std::fs::remove_file(&path);
+    let code = out.status.code().expect("runner exit status");
+    (code, common::a64::stats(&out.stderr))
+}
+
+#[test]
+fn instruction_cache_maintenance_drops_stale_translations() {
+    let sum = 4950 % 256;
+    for (name, maint) in [
+        ("icimvau", 0xee07_6f35), // mcr p15, 0, r6, c7, c5, 1: the line of the new code
+        ("iciallu", 0xee07_0f15), // mcr p15, 0, r0, c7, c5, 0: all of it
+    ] {
+        let elf = maintained(maint);
+        let (i, _) = run_elf(&elf, name, &["--interp", "--privileged"]);
+        assert_eq!(i, sum, "{name}: interpreter");
+        let (t, st) = run_elf(&elf, name, &["--privileged", "--no-protect"]);
+        assert_eq!(t, sum, "{name}: translator {st:?}");
+        let get = |k: &str| st.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
+        assert!(get("code_invalidations") >= 100, "{name}: {st:?}");
+    }
+    // Without the maintenance (a NOP instead), the translator keeps running the code it
+    // translated first, as a core with a stale instruction cache may: the test above
+    // sees the maintenance working, not the runner's page protection.
+    let (t, _) = run_elf(
+        &maintained(0xe320_f000),
+        "nop",
+        &["--privileged", "--no-protect"],
+    );
+    assert_ne!(t, sum, "without maintenance");
+}

@@ -8,7 +8,9 @@
 //! `--skip-aborts`: report each data abort (PC, registers, CPSR) and continue after the
 //! instruction. `--retranslate`: at the end, translate every block once more (the
 //! translation cost, for `cargo xtask bench --dbt`). `--fuzz=N`: N chunks of random code
-//! (see `fuzz.rs`).
+//! (see `fuzz.rs`). `--privileged`: start in SVC mode (PL1) instead of User mode.
+//! `--no-protect`: do not write-protect translated guest pages (self-modifying code is
+//! then seen only through the guest's instruction-cache maintenance).
 
 #![no_std]
 #![no_main]
@@ -135,10 +137,12 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     let interp_only = args.iter().any(|&a| arg(a) == b"--interp");
     let skip_aborts = args.iter().any(|&a| arg(a) == b"--skip-aborts");
     let retranslate = args.iter().any(|&a| arg(a) == b"--retranslate");
+    let privileged = args.iter().any(|&a| arg(a) == b"--privileged");
+    let no_protect = args.iter().any(|&a| arg(a) == b"--no-protect");
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--fuzz=N] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--no-protect] [--fuzz=N] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -170,7 +174,17 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         sys::write(2, line.as_bytes());
         sys::exit(0);
     }
-    let mut cpu = Cpu::new_user(entry & 1 != 0);
+    code.protect = !no_protect;
+    let mut cpu = if privileged {
+        // SVC mode with the MMU off, as after reset (interrupts masked).
+        let mut c = Cpu::new();
+        if entry & 1 != 0 {
+            c.set_cpsr(c.cpsr() | psr::T);
+        }
+        c
+    } else {
+        Cpu::new_user(entry & 1 != 0)
+    };
     cpu.set_pc(entry & !1);
     cpu.set_exit_on_svc(true);
     cpu.set_exit_on_exception(true);
@@ -227,9 +241,9 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     sys::write(
         2,
         format!(
-            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {} system_calls {}\n",
+            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {} system_calls {} code_invalidations {}\n",
             cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks, s.guest_insns,
-            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc, s.system_calls
+            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc, s.system_calls, s.code_invalidations
         )
         .as_bytes(),
     );

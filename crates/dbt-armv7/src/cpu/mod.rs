@@ -100,6 +100,10 @@ pub struct Cpu {
     pub fiq_line: bool,
     /// Retired instructions (also the default system counter).
     pub icount: u64,
+    /// The guest addresses `[lo, hi)` (`hi` = 2^32 for all) whose instructions an
+    /// instruction-cache invalidation (`ICIALLU`, `ICIALLUIS`, `ICIMVAU`) just made
+    /// stale, until a translator takes it ([`Cpu::take_code_invalidation`]).
+    pub(crate) code_invalidation: Option<(u32, u64)>,
     pub(crate) counter: Option<Box<dyn SysCounter>>,
     pub(crate) coproc_host: Option<Box<dyn CoprocHost>>,
     pub(crate) dcache: Vec<(u32, u32, Insn)>,
@@ -137,6 +141,7 @@ impl Cpu {
             irq_line: false,
             fiq_line: false,
             icount: 0,
+            code_invalidation: None,
             counter: None,
             coproc_host: None,
             dcache: vec![(u32::MAX, 0, dummy); DCACHE_SIZE],
@@ -155,6 +160,13 @@ impl Cpu {
         c.switch_mode(Mode::Usr);
         c.cpsr = Mode::Usr as u32 | if thumb { psr::T } else { 0 };
         c
+    }
+
+    /// The guest address range `[lo, hi)` whose code the guest invalidated in the
+    /// instruction cache since the last call, if any: a translator drops its translations
+    /// of it.
+    pub fn take_code_invalidation(&mut self) -> Option<(u32, u64)> {
+        self.code_invalidation.take()
     }
 
     /// Return [`Exit::Svc`] instead of taking the SVC exception (user-mode emulation).

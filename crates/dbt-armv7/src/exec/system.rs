@@ -75,6 +75,26 @@ impl Cpu {
         Some(())
     }
 
+    /// Records what an instruction-cache maintenance operation (CP15 c7, `crm`, `opc2`,
+    /// operand `v`) invalidates for a translator: `ICIALLU`/`ICIALLUIS` everything,
+    /// `ICIMVAU` the 64-byte line holding virtual address `v` (the MMU is off whenever
+    /// code is translated, so it is the physical line). Branch-predictor maintenance
+    /// (`BPIALL`, `BPIMVA`...) changes no instruction and invalidates nothing.
+    fn note_code_invalidation(&mut self, crm: u8, opc2: u8, v: u32) {
+        let range = match (crm, opc2) {
+            (1, 0) | (5, 0) => (0, 1 << 32),
+            (5, 1) => {
+                let lo = v & !63;
+                (lo, lo as u64 + 64)
+            }
+            _ => return,
+        };
+        self.code_invalidation = Some(match self.code_invalidation {
+            Some((lo, hi)) => (lo.min(range.0), hi.max(range.1)),
+            None => range,
+        });
+    }
+
     fn apply(&mut self, bus: &mut dyn Bus, e: Cp15Effect) {
         match e {
             Cp15Effect::FlushTlb => self.tlb.flush(),
@@ -149,6 +169,9 @@ impl Cpu {
                         .ok_or(Exception::Undefined)?;
                     if e == Cp15Effect::Timer {
                         self.timer_write(crm, opc2, v).ok_or(Exception::Undefined)?;
+                    }
+                    if e == Cp15Effect::FlushICache {
+                        self.note_code_invalidation(crm, opc2, v);
                     }
                     self.apply(bus, e);
                 } else {

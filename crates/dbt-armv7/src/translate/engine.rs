@@ -58,6 +58,8 @@ pub struct Stats {
     /// Calls from translated code into the system model that left the code cache (see
     /// [`sys_call`](super::sys_call)).
     pub system_calls: u64,
+    /// Instruction-cache invalidations by the guest that dropped translations.
+    pub code_invalidations: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -310,6 +312,7 @@ impl<G: CodeGen> Dbt<G> {
                 self.stats.executed_interpreted += counted;
                 self.stats.system_calls += 1;
                 link_from = None;
+                self.code_maintenance(cpu, mem);
                 if let Some(e) = exit {
                     return e;
                 }
@@ -407,7 +410,9 @@ impl<G: CodeGen> Dbt<G> {
         *left -= 1;
         self.stats.executed_interpreted += 1;
         if self.protected.is_empty() {
-            return cpu.step(bus);
+            let exit = cpu.step(bus);
+            self.code_maintenance(cpu, mem);
+            return exit;
         }
         let mut w = Watch {
             bus,
@@ -421,7 +426,17 @@ impl<G: CodeGen> Dbt<G> {
             self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
             self.stats.smc += 1;
         }
+        self.code_maintenance(cpu, mem);
         exit
+    }
+
+    /// Drops the translations of the code an instruction-cache invalidation by the guest
+    /// (`ICIALLU`, `ICIMVAU`...) made stale, if it made any since the last call.
+    fn code_maintenance(&mut self, cpu: &mut Cpu, mem: &mut dyn CodeMemory) {
+        if let Some((lo, hi)) = cpu.take_code_invalidation() {
+            self.invalidate(mem, lo, hi.min(u32::MAX as u64) as u32);
+            self.stats.code_invalidations += 1;
+        }
     }
 
     /// The runtime's offsets and end, placing it in the cache first if needed.

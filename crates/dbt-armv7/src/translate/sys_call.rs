@@ -102,7 +102,8 @@ pub unsafe extern "C" fn step_from_code(
         && cpu.cpsr & !DATA_BITS == before.0 & !DATA_BITS
         && cpu.cp15.sctlr == before.1
         && cpu.cp15.cpacr == before.2
-        && cpu.icount == before.3 + 1;
+        && cpu.icount == before.3 + 1
+        && cpu.code_invalidation.is_none();
     if goes_on {
         cpu.icount = before.3;
         cpu.it = 0;
