@@ -66,15 +66,8 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
     }
 
     unsafe fn run(&self, vcpu: &mut VcpuContext) -> RawExit {
-        // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed them
-        // since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives the call.
-        let kind = unsafe { entry::enter_guest(&mut vcpu.regs) };
-        RawExit {
-            kind: exit_kind(kind),
-            esr: ESR_EL2.get(),
-            far: FAR_EL2.get(),
-            hpfar: HPFAR_EL2.get(),
-        }
+        // SAFETY: as for `run` (the caller's contract).
+        unsafe { run_loaded(vcpu) }
     }
 
     unsafe fn vcpu_put(&self, vcpu: &mut VcpuContext) {
@@ -117,7 +110,27 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
     }
 }
 
+/// [`WorldSwitch::run`] of both backends (entering the guest does not depend on `E2H`: all
+/// of it was set up by `vcpu_load`), callable without the trait object so a run loop can
+/// have it inlined.
+///
+/// # Safety
+/// As for [`WorldSwitch::run`]: `vcpu` is the vCPU last loaded on this CPU.
+#[inline(always)]
+pub unsafe fn run_loaded(vcpu: &mut VcpuContext) -> RawExit {
+    // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed them
+    // since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives the call.
+    let kind = unsafe { entry::enter_guest(&mut vcpu.regs) };
+    RawExit {
+        kind: exit_kind(kind),
+        esr: ESR_EL2.get(),
+        far: FAR_EL2.get(),
+        hpfar: HPFAR_EL2.get(),
+    }
+}
+
 /// Maps the entry path's exit code to [`ExitKind`].
+#[inline(always)]
 fn exit_kind(code: u64) -> ExitKind {
     match code {
         entry::EXIT_SYNC => ExitKind::Sync,

@@ -53,6 +53,7 @@ extern "C" {
 /// # Safety
 /// EL2 must be configured for this guest (stage 2, traps, EL1 state), `VBAR_EL2` must point
 /// at [`vector_table_address`], and `regs` must stay valid until this returns.
+#[inline(always)]
 pub unsafe fn enter_guest(regs: &mut GuestRegs) -> u64 {
     // SAFETY: the caller configured EL2 for this guest; `regs` is a valid, exclusive
     // reference, and the assembly preserves the AAPCS64 callee-saved registers and SP.

@@ -36,7 +36,7 @@ pub mod nvhe;
 pub mod vhe;
 
 #[cfg(target_arch = "aarch64")]
-pub use backend::Switch;
+pub use backend::{run_loaded, Switch};
 #[cfg(target_arch = "aarch64")]
 pub use entry::{vector_table_address, HostExceptionFrame};
 

@@ -72,8 +72,9 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
             vm: &mut host,
         };
         let raw = loop {
-            // SAFETY: loaded above on this CPU.
-            let raw = unsafe { sw.run(fast.vcpu) };
+            // SAFETY: loaded above on this CPU. The same as `sw.run` (entering the guest is
+            // backend-independent), without the indirect call.
+            let raw = unsafe { el2_core::switch::run_loaded(fast.vcpu) };
             match exits::try_fast(&raw, &mut fast, lrs_idle) {
                 Fast::Done => continue,
                 Fast::Changed => break None,
