@@ -268,5 +268,6 @@ pub fn run(ws: &Workspace) -> Result<i32> {
          counted by a QEMU plugin under qemu-aarch64 (deterministic)\n"
     );
     println!("{}", table(&rows));
+    println!("{}", crate::bench_dbt_vm::run(ws)?);
     Ok(0)
 }

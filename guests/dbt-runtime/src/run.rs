@@ -19,7 +19,7 @@ use crate::console;
 use crate::coproc::{isr_el1, Registers, VirtualCounter, ISR_F, ISR_I};
 
 /// Guest instructions per slice: the longest an interrupt waits for the loop to look.
-const SLICE: u64 = 20_000;
+const SLICE: u64 = 250_000;
 
 /// What the runtime reads from the guest's device tree.
 struct Machine {
