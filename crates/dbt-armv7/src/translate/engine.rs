@@ -103,6 +103,9 @@ pub struct Dbt<G: CodeGen> {
     /// Whether the translations hold VFP/Advanced SIMD code (made while the guest's FP
     /// unit was enabled: `a64::vfp_host::fp_translatable`).
     fp_on: bool,
+    /// Whether the translations check alignment on every access (made with `SCTLR.A`
+    /// set).
+    strict_align: bool,
 }
 
 /// The bus as the interpreter sees it inside [`Dbt::run`]: a write to a write-protected
@@ -165,6 +168,7 @@ impl<G: CodeGen> Dbt<G> {
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
             fp_on: false,
+            strict_align: false,
         }
     }
 
@@ -182,12 +186,13 @@ impl<G: CodeGen> Dbt<G> {
     }
 
     /// Whether translated code may run in this CPU state. Not translated: a start inside
-    /// an IT block (blocks hold whole IT blocks), big-endian data, `SCTLR.A` alignment
-    /// checking, and the MMU on.
+    /// an IT block (blocks hold whole IT blocks), big-endian data (`CPSR.E`: the
+    /// interpreter runs it), and the MMU on. With `SCTLR.A` set, translations check
+    /// alignment (see `strict_align`).
     fn translatable(cpu: &Cpu) -> bool {
         cpu.it == 0
             && cpu.cpsr & psr::E == 0
-            && cpu.cp15.sctlr & (SCTLR_M | SCTLR_A) == 0
+            && cpu.cp15.sctlr & SCTLR_M == 0
             && (!cpu.irq_line || cpu.flag(psr::I))
             && (!cpu.fiq_line || cpu.flag(psr::F))
     }
@@ -227,6 +232,13 @@ impl<G: CodeGen> Dbt<G> {
                 continue;
             }
             let key = Self::key(cpu);
+            if (cpu.cp15.sctlr & SCTLR_A != 0) != self.strict_align {
+                // SCTLR.A changed: translations check alignment, or do not.
+                self.strict_align = !self.strict_align;
+                self.flush();
+                link_from = None;
+                indirect_to = false;
+            }
             if vfp_host::fp_translatable(cpu) != self.fp_on {
                 // The FP unit was enabled or disabled: translations made the other way
                 // must not run.
@@ -462,6 +474,7 @@ impl<G: CodeGen> Dbt<G> {
         } else {
             frontend::discover(key, bus, &vfp_host::NoFp(&self.gen))
         };
+        gb.strict_align = self.strict_align;
         gb.wraps = gb
             .insns
             .iter()

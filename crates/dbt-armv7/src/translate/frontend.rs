@@ -58,6 +58,8 @@ pub struct GuestBlock {
     /// Guest PCs of its instructions whose accesses wrapped past 4 GiB in an earlier
     /// translation (the engine fills this): they compute addresses in 32 bits.
     pub wraps: Vec<u32>,
+    /// `SCTLR.A` is set (the engine fills this): accesses check their alignment.
+    pub strict_align: bool,
 }
 
 impl GuestBlock {
@@ -142,6 +144,7 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
         insns,
         end,
         wraps: Vec::new(),
+        strict_align: false,
     }
 }
 

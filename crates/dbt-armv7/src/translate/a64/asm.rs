@@ -36,6 +36,9 @@ pub struct Asm {
     /// Guest registers (bit n = rN) known to hold a word-aligned value at this point of
     /// the block, so that `LDM`/`STM`/`LDRD`/`STRD` need not check them again.
     pub aligned: u16,
+    /// `SCTLR.A` was set when the block was translated: every halfword and word access
+    /// checks its alignment (a misaligned one leaves through a side exit).
+    pub strict_align: bool,
 }
 
 impl Asm {
@@ -48,6 +51,7 @@ impl Asm {
             fixups: Vec::new(),
             literals: Vec::new(),
             aligned: 0,
+            strict_align: false,
         }
     }
 

@@ -356,6 +356,7 @@ impl CodeGen for A64Gen {
         // Stubs are emitted after the body; remember what each needs.
         let mut stubs: Vec<Stub> = Vec::new();
         let mut insn_starts = Vec::with_capacity(n);
+        a.strict_align = block.strict_align;
         let head = a.label();
         a.bind(head);
         // Whether the block's end was made by its last instruction (a loop's back-edge).

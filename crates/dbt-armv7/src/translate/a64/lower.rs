@@ -10,7 +10,7 @@ use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Logic, Ls, Sh};
 use super::gen::mov32;
 use super::{lower_bits, lower_mul, lower_pair, shift_reg};
-use super::{T_ADDR, T_CARRY, T_FLAGS, T_OP2, T_PCV, T_RES, ZR};
+use super::{T_ADDR, T_CARRY, T_FLAGS, T_OP2, T_PCV, T_RES, T_TMP, ZR};
 use crate::decode::{DpOp, Insn, MemOff, Op, Operand2, RevOp, Shift, Size};
 
 /// Result of a lowering attempt.
@@ -59,7 +59,9 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
             rt: 15,
             addr,
             unpriv: false,
-        } if !(addr.wback && addr.rn == 15) => mem_to(a, Ls::Ldr, T_PCV, addr, pc_read, false),
+        } if !(addr.wback && addr.rn == 15) => {
+            mem_to(a, Ls::Ldr, T_PCV, addr, pc_read, false, side)
+        }
         Op::Multi {
             load: true,
             rn,
@@ -186,7 +188,7 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             rt,
             addr,
             unpriv: false,
-        } => mem(a, load, size, signed, rt, addr, pc_read, false),
+        } => mem(a, load, size, signed, rt, addr, pc_read, false, side),
         Op::MemDual {
             load,
             rt,
@@ -246,7 +248,7 @@ pub fn lower_wrapping(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Lab
             rt,
             addr,
             unpriv: false,
-        } => mem(a, load, size, signed, rt, addr, pc_read, true),
+        } => mem(a, load, size, signed, rt, addr, pc_read, true, side),
         _ => lower(a, i, pc_read, side),
     }
 }
@@ -500,6 +502,7 @@ fn mem(
     addr: crate::decode::Addr,
     pc: u32,
     wrap32: bool,
+    side: &mut Option<Label>,
 ) -> Lowered {
     let ls = match (load, size, signed) {
         (false, Size::B, _) => Ls::Strb,
@@ -521,11 +524,19 @@ fn mem(
     } else {
         rt
     };
-    mem_to(a, ls, t, addr, pc, wrap32)
+    mem_to(a, ls, t, addr, pc, wrap32, side)
 }
 
 /// The access `ls` of host register `t` at `addr` (see [`mem`]).
-fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32, wrap32: bool) -> Lowered {
+fn mem_to(
+    a: &mut Asm,
+    ls: Ls,
+    t: u8,
+    addr: crate::decode::Addr,
+    pc: u32,
+    wrap32: bool,
+    side: &mut Option<Label>,
+) -> Lowered {
     // The offset as an add/sub operand.
     enum Off {
         Imm(u32),
@@ -550,6 +561,21 @@ fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32, wrap32
     } else {
         addr.rn
     };
+    let scale = ls.scale();
+    if a.strict_align && scale > 0 {
+        // SCTLR.A: the address (computed in 32 bits, as the guest does) must be a
+        // multiple of the size; otherwise the interpreter raises the alignment fault.
+        let at = if addr.index {
+            emit_off(a, T_TMP, base);
+            T_TMP
+        } else {
+            base
+        };
+        let l = *side.get_or_insert_with(|| a.label());
+        for bit in 0..scale as u8 {
+            a.tbnz_to(at, bit, l);
+        }
+    }
     // `[rn, #+-imm]` in one host instruction: the host adds in 64 bits, so a guest
     // address that wraps past 4 GiB (or below 0) becomes a host address in the guard
     // region above 4 GiB (or in the top of the address space), which faults; the fault
@@ -561,7 +587,6 @@ fn mem_to(a: &mut Asm, ls: Ls, t: u8, addr: crate::decode::Addr, pc: u32, wrap32
         Off::Imm(i) if i <= 256 => Some(-(i as i32)),
         _ => None,
     };
-    let scale = ls.scale();
     // `[rn, rm, LSL #scale]` (or `#0`) in one host instruction, the host adding in 64
     // bits as for `[rn, #imm]`. Compiled code does wrap there (a base below a negative
     // index): such an access faults in the guard region, and the engine translates the
