@@ -59,7 +59,10 @@ pub fn system_off() -> ! {
     unsafe {
         asm!(".arch_extension virt", "hvc #0", in("r0") 0x8400_0008u32, options(nostack));
     }
-    loop {}
+    loop {
+        // SAFETY: waits for an interrupt; SYSTEM_OFF does not return.
+        unsafe { asm!("wfi", options(nomem, nostack)) };
+    }
 }
 
 #[panic_handler]
