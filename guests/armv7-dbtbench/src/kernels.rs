@@ -15,7 +15,11 @@ fn crc_init() {
     for i in 0..256u32 {
         let mut c = i;
         for _ in 0..8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
         }
         // SAFETY: one CPU, no other reference.
         unsafe { (*core::ptr::addr_of_mut!(CRC_TABLE))[i as usize] = c };
