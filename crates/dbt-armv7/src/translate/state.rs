@@ -38,6 +38,8 @@ pub struct GuestState {
     /// The guest's D0-D31 (S and Q registers alias them), which translated VFP/Advanced
     /// SIMD code reads and writes here (see [`a64::vfp`](super::a64::vfp)).
     pub fp: [u64; 32],
+    /// The host's `d8`-`d15` while translated code runs (it keeps guest D0-D7 there).
+    pub host_d: [u64; 8],
 }
 
 /// Entries of the shadow return stack (a 4 KiB ring).
@@ -93,9 +95,12 @@ pub const OFF_RAS_TOP: u32 = 112;
 
 /// Byte offset of [`GuestState::fp`].
 pub const OFF_FP: u32 = 128;
+/// Byte offset of [`GuestState::host_d`].
+pub const OFF_HOST_D: u32 = 384;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);
+    assert!(core::mem::offset_of!(GuestState, host_d) == OFF_HOST_D as usize);
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);

@@ -310,6 +310,7 @@ impl CodeGen for A64Gen {
             a.put(enc::x_stp(r1, r2, SP, 16 * (k as i32 + 1)));
         }
         a.put(enc::x_mov(STATE, 0));
+        super::vfp::enter_code(&mut a);
         a.put(enc::x_mov(T_ADDR, 1));
         a.put(enc::ls_uimm(Ls::Ldr, T_OP2, STATE, OFF_NZCV));
         a.put(enc::msr_nzcv(T_OP2));
@@ -326,6 +327,7 @@ impl CodeGen for A64Gen {
         a.put(enc::br(T_ADDR));
         // Epilogue: w16 = next PC, x15 = link site, w17 = reason.
         let epilogue = a.here();
+        super::vfp::leave_code(&mut a);
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_r(15)));
         a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_EXIT));
         a.put(enc::ls_uimm(Ls::StrX, T_FLAGS, STATE, OFF_LINK_SITE));

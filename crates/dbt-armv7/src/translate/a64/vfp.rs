@@ -1,16 +1,20 @@
 //! Lowering of VFP and Advanced SIMD instructions to A64 FP/SIMD code.
 //!
-//! Register mapping: the guest's D0-D31 (with S0-S31 and Q0-Q15 aliasing them) live in
-//! memory, in [`GuestState::fp`](crate::translate::state::GuestState::fp), which x28
-//! points at; each lowered instruction loads its operands into host `v0`-`v7` (caller-saved
-//! in the AAPCS64, so the runtime saves nothing), operates, and stores its result. An
-//! S register is the 32-bit word at `4 * n` and a Q register the 16 bytes at `16 * n`, so
-//! any register of any size is one host load or store away and the aliasing is the
-//! memory's. FPSCR's RMode, FZ, DN and AHP are the host FPCR's while translated code
-//! runs, and its cumulative flags come back from the host FPSR (see
-//! [`vfp_host`](super::vfp_host)); the A64 operations used here (`FADD`, `FMADD`,
-//! `FCVT`, `FCVTZS`, `SCVTF`, ...) compute what the AArch32 instructions define under the
-//! same FPCR, NaN propagation and flush-to-zero included.
+//! Register mapping: the guest's D0-D7 live in host `d8`-`d15` (the low halves of
+//! `v8`-`v15`, which the AAPCS64 makes callee-saved, so Rust code that translated code
+//! calls keeps them; the runtime's prologue saves the host's values in
+//! [`GuestState::host_d`](crate::translate::state::GuestState::host_d) and loads the
+//! guest's, the epilogue does the reverse). D8-D31 live in memory, in
+//! [`GuestState::fp`](crate::translate::state::GuestState::fp), which x28 points at
+//! (D0-D7's slots there are valid outside translated code). S0-S15 are the halves of
+//! `d8`-`d15`: an even one is the `s` view of its host register, an odd one is element 1
+//! (read with `DUP`, written with `INS`, since a scalar write would clear the other half);
+//! S16-S31 are words of the memory file. Host `v0`-`v7` are temporaries. Double-precision
+//! arithmetic on D0-D7 is one host instruction. FPSCR's RMode, FZ, DN and AHP are the host
+//! FPCR's while translated code runs, and its cumulative flags come back from the host
+//! FPSR (see [`vfp_host`](super::vfp_host)); the A64 operations used here (`FADD`,
+//! `FMADD`, `FCVT`, `FCVTZS`, `SCVTF`, ...) compute what the AArch32 instructions define
+//! under the same FPCR, NaN propagation and flush-to-zero included.
 //!
 //! Translated: VFP data processing (VADD/VSUB/VMUL/VNMUL/VDIV, VMLA/VMLS/VNMLA/VNMLS as a
 //! multiply and an add, VFMA/VFMS/VFNMA/VFNMS fused, VABS/VNEG/VSQRT/VMOV, VMOV
@@ -28,7 +32,7 @@ use super::gen::mov32;
 use super::lower::Lowered;
 use super::{STATE, T_ADDR};
 use crate::decode::{Insn, Op, VfpKind};
-use crate::translate::state::OFF_FP;
+use crate::translate::state::{OFF_FP, OFF_HOST_D};
 
 /// Bits `hi..=lo` of `w`.
 fn field(w: u32, hi: u32, lo: u32) -> u32 {
@@ -69,17 +73,6 @@ fn flsu(load: bool, sz: Sz, rt: u8, rn: u8, off: i32) -> u32 {
         | size << 30
         | opc << 22
         | ((off as u32) & 0x1ff) << 12
-        | (rn as u32) << 5
-        | rt as u32
-}
-
-/// `LDP/STP Qt1, Qt2, [Xn, #off]`.
-fn qlsp(load: bool, rt: u8, rt2: u8, rn: u8, off: i32) -> u32 {
-    debug_assert!(off % 16 == 0 && (-1024..1024).contains(&off));
-    0xad00_0000
-        | (load as u32) << 22
-        | (((off / 16) as u32) & 0x7f) << 15
-        | (rt2 as u32) << 10
         | (rn as u32) << 5
         | rt as u32
 }
@@ -125,22 +118,139 @@ fn reg(dp: bool, v4: u32, bit: bool) -> u32 {
     }
 }
 
-/// Loads guest register `n` (single or double) into host `v<t>`.
-fn load(a: &mut Asm, dp: bool, t: u8, n: u32) {
+/// Guest D registers below this live in host `d8`.. (see the module doc).
+const MAPPED: u32 = 8;
+
+/// The host register holding guest D register `n`, if it lives in one.
+fn host_d(n: u32) -> Option<u8> {
+    (n < MAPPED).then_some(8 + n as u8)
+}
+
+/// `DUP Sd, Vn.S[1]`.
+fn dup_s1(rd: u8, rn: u8) -> u32 {
+    0x5e0c_0400 | (rn as u32) << 5 | rd as u32
+}
+/// `INS Vd.S[i], Vn.S[0]`.
+fn ins_s(rd: u8, i: u32, rn: u8) -> u32 {
+    0x6e00_0400 | (i << 3 | 4) << 16 | (rn as u32) << 5 | rd as u32
+}
+/// `INS Vd.<T>[i], Wn` for elements of `bytes` bytes.
+fn ins_w(rd: u8, bytes: u32, i: u32, rn: u8) -> u32 {
+    0x4e00_1c00 | imm5(bytes, i) << 16 | (rn as u32) << 5 | rd as u32
+}
+/// `UMOV Wd, Vn.<T>[i]` (`SMOV` with `signed`).
+fn mov_w(rd: u8, bytes: u32, i: u32, rn: u8, signed: bool) -> u32 {
+    let op = if signed { 0x0e00_2c00 } else { 0x0e00_3c00 };
+    op | imm5(bytes, i) << 16 | (rn as u32) << 5 | rd as u32
+}
+/// The `imm5` of element `i` of `bytes` bytes.
+fn imm5(bytes: u32, i: u32) -> u32 {
+    let sh = bytes.trailing_zeros();
+    (i << 1 | 1) << sh
+}
+/// `FMOV Dd, Dn`.
+fn fmov_d(rd: u8, rn: u8) -> u32 {
+    fp1(0, true, rd, rn)
+}
+/// `DUP Dd, Vn.D[1]`.
+fn dup_d1(rd: u8, rn: u8) -> u32 {
+    0x5e18_0400 | (rn as u32) << 5 | rd as u32
+}
+
+/// The host FP register holding guest register `n` (single or double), loading it into
+/// temporary `v<t>` when it is not in one.
+fn src(a: &mut Asm, dp: bool, n: u32, t: u8) -> u8 {
     if dp {
+        if let Some(h) = host_d(n) {
+            return h;
+        }
         a.put(fls(true, Sz::D, t, STATE, off_d(n)));
-    } else {
-        a.put(fls(true, Sz::S, t, STATE, off_s(n)));
+        return t;
+    }
+    match host_d(n / 2) {
+        Some(h) if n.is_multiple_of(2) => h,
+        Some(h) => {
+            a.put(dup_s1(t, h));
+            t
+        }
+        None => {
+            a.put(fls(true, Sz::S, t, STATE, off_s(n)));
+            t
+        }
     }
 }
 
-/// Stores host `v<t>` into guest register `n`.
-fn store(a: &mut Asm, dp: bool, t: u8, n: u32) {
-    if dp {
-        a.put(fls(false, Sz::D, t, STATE, off_d(n)));
-    } else {
-        a.put(fls(false, Sz::S, t, STATE, off_s(n)));
+/// The host register a result for guest register `n` is best computed into: its own
+/// host register for a mapped double, else temporary `v<t>` (then [`commit`]).
+fn dst(dp: bool, n: u32, t: u8) -> u8 {
+    match host_d(n) {
+        Some(h) if dp => h,
+        _ => t,
     }
+}
+
+/// Makes host register `r` the value of guest register `n`.
+fn commit(a: &mut Asm, dp: bool, n: u32, r: u8) {
+    if dp {
+        match host_d(n) {
+            Some(h) if h == r => {}
+            Some(h) => a.put(fmov_d(h, r)),
+            None => a.put(fls(false, Sz::D, r, STATE, off_d(n))),
+        }
+        return;
+    }
+    match host_d(n / 2) {
+        Some(h) => a.put(ins_s(h, n % 2, r)),
+        None => a.put(fls(false, Sz::S, r, STATE, off_s(n))),
+    }
+}
+
+/// Guest S register `n` into core register `w`.
+fn s_to_core(a: &mut Asm, w: u8, n: u32) {
+    match host_d(n / 2) {
+        Some(h) => a.put(mov_w(w, 4, n % 2, h, false)),
+        None => a.put(enc::ls_uimm(Ls::Ldr, w, STATE, off_s(n))),
+    }
+}
+
+/// Core register `w` into guest S register `n`.
+fn core_to_s(a: &mut Asm, n: u32, w: u8) {
+    match host_d(n / 2) {
+        Some(h) => a.put(ins_w(h, 4, n % 2, w)),
+        None => a.put(enc::ls_uimm(Ls::Str, w, STATE, off_s(n))),
+    }
+}
+
+/// The runtime prologue's part (x28 holds the state): save the host's `d8`-`d15`, load
+/// the guest's D0-D7.
+pub fn enter_code(a: &mut Asm) {
+    for k in (0..8u8).step_by(2) {
+        a.put(dlsp(false, 8 + k, 9 + k, STATE, OFF_HOST_D + 8 * k as u32));
+    }
+    for k in (0..8u8).step_by(2) {
+        a.put(dlsp(true, 8 + k, 9 + k, STATE, off_d(k as u32)));
+    }
+}
+
+/// The runtime epilogue's part: store the guest's D0-D7, restore the host's `d8`-`d15`.
+pub fn leave_code(a: &mut Asm) {
+    for k in (0..8u8).step_by(2) {
+        a.put(dlsp(false, 8 + k, 9 + k, STATE, off_d(k as u32)));
+    }
+    for k in (0..8u8).step_by(2) {
+        a.put(dlsp(true, 8 + k, 9 + k, STATE, OFF_HOST_D + 8 * k as u32));
+    }
+}
+
+/// `LDP/STP Dt1, Dt2, [Xn, #off]`.
+fn dlsp(load: bool, rt: u8, rt2: u8, rn: u8, off: u32) -> u32 {
+    debug_assert!(off.is_multiple_of(8) && off / 8 < 64);
+    0x6d00_0000
+        | (load as u32) << 22
+        | (off / 8) << 15
+        | (rt2 as u32) << 10
+        | (rn as u32) << 5
+        | rt as u32
 }
 
 /// Lowers a VFP or Advanced SIMD instruction, or says it is not translated.
@@ -172,36 +282,44 @@ fn data_proc(a: &mut Asm, w: u32) -> bool {
     let d = reg(dp, field(w, 15, 12), flag(w, 22));
     let n = reg(dp, field(w, 19, 16), flag(w, 7));
     let m = reg(dp, field(w, 3, 0), flag(w, 5));
-    if opc1 != 0b1011 {
-        load(a, dp, 1, n);
-        load(a, dp, 2, m);
-        if matches!(opc1, 0b0000 | 0b0001 | 0b1001 | 0b1010) {
-            load(a, dp, 0, d);
-        }
+    if opc1 == 0b1011 {
+        return other(a, w, dp, d, m);
     }
+    if opc1 == 0b1000 && op6 || !matches!(opc1, 0b0000..=0b0011 | 0b1000..=0b1010) {
+        return false;
+    }
+    let rn = src(a, dp, n, 1);
+    let rm = src(a, dp, m, 2);
+    let rd = dst(dp, d, 0);
     match opc1 {
         0b0000 => {
             // VMLA: d + n*m; VMLS: d + -(n*m) (two roundings).
-            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, 1, 2));
-            a.put(fp2(2, dp, 0, 0, 3));
+            let ra = src(a, dp, d, 4);
+            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, rn, rm));
+            a.put(fp2(2, dp, rd, ra, 3));
         }
         0b0001 => {
             // VNMLS: -d + n*m; VNMLA: -d + -(n*m).
-            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, 1, 2));
-            a.put(fp1(2, dp, 0, 0));
-            a.put(fp2(2, dp, 0, 0, 3));
+            let ra = src(a, dp, d, 4);
+            a.put(fp2(if op6 { 8 } else { 0 }, dp, 3, rn, rm));
+            a.put(fp1(2, dp, 4, ra));
+            a.put(fp2(2, dp, rd, 4, 3));
         }
-        0b0010 => a.put(fp2(if op6 { 8 } else { 0 }, dp, 0, 1, 2)),
-        0b0011 => a.put(fp2(if op6 { 3 } else { 2 }, dp, 0, 1, 2)),
-        0b1000 if !op6 => a.put(fp2(1, dp, 0, 1, 2)),
+        0b0010 => a.put(fp2(if op6 { 8 } else { 0 }, dp, rd, rn, rm)),
+        0b0011 => a.put(fp2(if op6 { 3 } else { 2 }, dp, rd, rn, rm)),
+        0b1000 => a.put(fp2(1, dp, rd, rn, rm)),
         // VFNMS (op=0): -d + n*m = FNMSUB; VFNMA (op=1): -d - n*m = FNMADD.
-        0b1001 => a.put(fp3(true, !op6, dp, 0, 1, 2, 0)),
+        0b1001 => {
+            let ra = src(a, dp, d, 4);
+            a.put(fp3(true, !op6, dp, rd, rn, rm, ra));
+        }
         // VFMA: d + n*m = FMADD; VFMS: d - n*m = FMSUB.
-        0b1010 => a.put(fp3(false, op6, dp, 0, 1, 2, 0)),
-        0b1011 => return other(a, w, dp, d, m),
-        _ => return false,
+        _ => {
+            let ra = src(a, dp, d, 4);
+            a.put(fp3(false, op6, dp, rd, rn, rm, ra));
+        }
     }
-    store(a, dp, 0, d);
+    commit(a, dp, d, rd);
     true
 }
 
@@ -213,49 +331,57 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
         }
         // VMOV immediate: A64's FMOV immediate expands imm8 the same way.
         let imm8 = field(w, 19, 16) << 4 | field(w, 3, 0);
-        a.put(0x1e20_1000 | (dp as u32) << 22 | imm8 << 13);
-        store(a, dp, 0, d);
+        let rd = dst(dp, d, 0);
+        a.put(0x1e20_1000 | (dp as u32) << 22 | imm8 << 13 | rd as u32);
+        commit(a, dp, d, rd);
         return true;
     }
     let opc2 = field(w, 19, 16);
     let t7 = flag(w, 7);
     match opc2 {
         0b0000 | 0b0001 => {
-            load(a, dp, 1, m);
             // VMOV/VABS/VNEG/VSQRT = FMOV/FABS/FNEG/FSQRT.
-            a.put(fp1((opc2 << 1) | t7 as u32, dp, 0, 1));
-            store(a, dp, 0, d);
+            let rm = src(a, dp, m, 1);
+            let rd = dst(dp, d, 0);
+            a.put(fp1((opc2 << 1) | t7 as u32, dp, rd, rm));
+            commit(a, dp, d, rd);
         }
         0b0111 if t7 => {
             // VCVT between double and single: the destination is the other size.
             let dd = reg(!dp, field(w, 15, 12), flag(w, 22));
-            load(a, dp, 1, m);
-            a.put(fp1(if dp { 4 } else { 5 }, dp, 0, 1));
-            store(a, !dp, 0, dd);
+            let rm = src(a, dp, m, 1);
+            let rd = dst(!dp, dd, 0);
+            a.put(fp1(if dp { 4 } else { 5 }, dp, rd, rm));
+            commit(a, !dp, dd, rd);
         }
         0b1000 => {
             // VCVT.F<dp>.S32/U32 Sm (bit 7: signed) under FPSCR's rounding = SCVTF/UCVTF.
             let sm = reg(false, field(w, 3, 0), flag(w, 5));
+            let rs = src(a, false, sm, 1);
+            let rd = dst(dp, d, 0);
             if dp {
-                a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, off_s(sm)));
-                a.put(if t7 { 0x1e62_0000 } else { 0x1e63_0000 } | (T_ADDR as u32) << 5);
+                a.put(0x1e26_0000 | (rs as u32) << 5 | T_ADDR as u32); // FMOV w16, s
+                let op = if t7 { 0x1e62_0000 } else { 0x1e63_0000 };
+                a.put(op | (T_ADDR as u32) << 5 | rd as u32);
             } else {
-                load(a, false, 1, sm);
-                a.put(if t7 { 0x5e21_d820 } else { 0x7e21_d820 });
+                let op = if t7 { 0x5e21_d800 } else { 0x7e21_d800 };
+                a.put(op | (rs as u32) << 5 | rd as u32);
             }
-            store(a, dp, 0, d);
+            commit(a, dp, d, rd);
         }
         0b1100 | 0b1101 if t7 => {
             // VCVT.S32/U32.F<dp> (round towards zero) = FCVTZS/FCVTZU.
             let sd = reg(false, field(w, 15, 12), flag(w, 22));
             let signed = flag(w, 16);
-            load(a, dp, 1, m);
+            let rm = src(a, dp, m, 1);
             if dp {
-                a.put(if signed { 0x1e78_0020 } else { 0x1e79_0020 } | T_ADDR as u32);
-                a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_s(sd)));
+                let op = if signed { 0x1e78_0000 } else { 0x1e79_0000 };
+                a.put(op | (rm as u32) << 5 | T_ADDR as u32);
+                core_to_s(a, sd, T_ADDR);
             } else {
-                a.put(if signed { 0x5ea1_b820 } else { 0x7ea1_b820 });
-                store(a, false, 0, sd);
+                let op = if signed { 0x5ea1_b800 } else { 0x7ea1_b800 };
+                a.put(op | (rm as u32) << 5);
+                commit(a, false, sd, 0);
             }
         }
         _ => return false,
@@ -312,11 +438,13 @@ fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bo
         (rn, off)
     };
     if l {
-        mem_at(a, true, sz, 0, base, off);
-        store(a, dp, 0, d);
+        // The load is the instruction's only access: straight into a mapped register.
+        let rd = dst(dp, d, 0);
+        mem_at(a, true, sz, rd, base, off);
+        commit(a, dp, d, rd);
     } else {
-        load(a, dp, 0, d);
-        mem_at(a, false, sz, 0, base, off);
+        let rs = src(a, dp, d, 0);
+        mem_at(a, false, sz, rs, base, off);
     }
     true
 }
@@ -337,22 +465,33 @@ fn transfer(a: &mut Asm, w: u32) -> bool {
         if !dp && m == 31 {
             return false;
         }
-        let off = if dp { off_d(m) } else { off_s(m) };
-        // Two consecutive words either way: one LDP/STP of the core registers (whose
-        // offset reaches 252; past it, through the address in a scratch register).
-        let (base, off) = if off <= 252 {
-            (STATE, off as i32)
-        } else {
-            a.put(enc::x_addsub_imm(AddSub::Add, T_ADDR, STATE, off));
-            (T_ADDR, 0)
-        };
-        if flag(w, 20) {
-            if rt == rt2 {
-                return false;
+        let to_core = flag(w, 20);
+        if to_core && rt == rt2 {
+            return false;
+        }
+        // S registers m and m+1, or D register m's halves.
+        let (s0, s1) = if dp { (2 * m, 2 * m + 1) } else { (m, m + 1) };
+        if host_d(s0 / 2).is_none() && host_d(s1 / 2).is_none() {
+            // Two consecutive words in memory: one LDP/STP of the core registers (whose
+            // offset reaches 252; past it, through the address in a scratch register).
+            let off = off_s(s0);
+            let (base, off) = if off <= 252 {
+                (STATE, off as i32)
+            } else {
+                a.put(enc::x_addsub_imm(AddSub::Add, T_ADDR, STATE, off));
+                (T_ADDR, 0)
+            };
+            if to_core {
+                a.put(enc::w_ldp(rt, rt2, base, off));
+            } else {
+                a.put(enc::w_stp(rt, rt2, base, off));
             }
-            a.put(enc::w_ldp(rt, rt2, base, off));
+        } else if to_core {
+            s_to_core(a, rt, s0);
+            s_to_core(a, rt2, s1);
         } else {
-            a.put(enc::w_stp(rt, rt2, base, off));
+            core_to_s(a, s0, rt);
+            core_to_s(a, s1, rt2);
         }
         return true;
     }
@@ -362,8 +501,11 @@ fn transfer(a: &mut Asm, w: u32) -> bool {
             return false;
         }
         let sn = field(w, 19, 16) << 1 | flag(w, 7) as u32;
-        let op = if l { Ls::Ldr } else { Ls::Str };
-        a.put(enc::ls_uimm(op, rt, STATE, off_s(sn)));
+        if l {
+            s_to_core(a, rt, sn);
+        } else {
+            core_to_s(a, sn, rt);
+        }
         return true;
     }
     if field(w, 3, 0) != 0 || (!l && flag(w, 23)) {
@@ -381,6 +523,17 @@ fn transfer(a: &mut Asm, w: u32) -> bool {
         return false;
     };
     let unsigned = flag(w, 23);
+    if l && unsigned && bytes == 4 {
+        return false;
+    }
+    if let Some(h) = host_d(dn) {
+        if l {
+            a.put(mov_w(rt, bytes, index, h, !unsigned && bytes < 4));
+        } else {
+            a.put(ins_w(h, bytes, index, rt));
+        }
+        return true;
+    }
     let op = match (l, bytes, unsigned) {
         (false, 1, _) => Ls::Strb,
         (false, 2, _) => Ls::Strh,
@@ -389,8 +542,7 @@ fn transfer(a: &mut Asm, w: u32) -> bool {
         (true, 1, false) => Ls::Ldrsb,
         (true, 2, true) => Ls::Ldrh,
         (true, 2, false) => Ls::Ldrsh,
-        (true, _, false) => Ls::Ldr,
-        _ => return false,
+        _ => Ls::Ldr,
     };
     a.put(enc::ls_uimm(op, rt, STATE, off_d(dn) + bytes * index));
     true
@@ -417,20 +569,24 @@ fn neon_data_proc(a: &mut Asm, w: u32) -> bool {
         return false;
     }
     let host = match (op, b, u) {
-        (0b1000, false, false) if size < 3 || q => 0x0e20_8400 | size << 22, // ADD
-        (0b1000, false, true) if size < 3 || q => 0x2e20_8400 | size << 22,  // SUB
-        (0b1001, true, false) if size < 3 => 0x0e20_9c00 | size << 22,       // MUL
+        (0b1000, false, false) if size < 3 => 0x0e20_8400 | size << 22, // ADD
+        (0b1000, false, true) if size < 3 => 0x2e20_8400 | size << 22,  // SUB
+        (0b1001, true, false) if size < 3 => 0x0e20_9c00 | size << 22,  // MUL
         (0b0001, true, false) => {
             [0x0e20_1c00, 0x0e60_1c00, 0x0ea0_1c00, 0x0ee0_1c00][size as usize]
         }
         (0b0001, true, true) if size == 0 => 0x2e20_1c00, // EOR
         _ => return false,
     };
-    let sz = if q { Sz::Q } else { Sz::D };
-    a.put(fls(true, sz, 1, STATE, off_d(n)));
-    a.put(fls(true, sz, 2, STATE, off_d(m)));
-    a.put(host | (q as u32) << 30 | 2 << 16 | 1 << 5);
-    a.put(fls(false, sz, 0, STATE, off_d(d)));
+    // Lane-wise operations: a Q register is its two D halves, one after the other (the
+    // first half written cannot be a source of the second: Q registers are even pairs).
+    for k in 0..1 + q as u32 {
+        let rn = src(a, true, n + k, 1);
+        let rm = src(a, true, m + k, 2);
+        let rd = dst(true, d + k, 0);
+        a.put(host | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32);
+        commit(a, true, d + k, rd);
+    }
     true
 }
 
@@ -462,35 +618,49 @@ fn neon_load_store(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
             a.tbnz_to(rn, bit, l);
         }
     }
-    // Move the bytes through v0-v3 (loads first, so a fault leaves the state untouched).
-    let pairs = d % 2 == 0;
+    // Loads go through v0-v3 first (so that a fault leaves the registers untouched), in
+    // pairs of registers where two are consecutive in a 16-byte load.
     let mut k = 0u32;
     while k < regs {
-        let two = pairs && k + 1 < regs;
-        let (sz, step) = if two { (Sz::Q, 2) } else { (Sz::D, 1) };
+        let two = k + 1 < regs;
+        let sz = if two { Sz::Q } else { Sz::D };
         if load {
             mem_at(a, true, sz, k as u8, rn, 8 * k as i32);
+        } else if two
+            && host_d(d + k).is_none()
+            && host_d(d + k + 1).is_none()
+            && (d + k).is_multiple_of(2)
+        {
+            a.put(fls(true, Sz::Q, k as u8, STATE, off_d(d + k)));
+            mem_at(a, false, Sz::Q, k as u8, rn, 8 * k as i32);
         } else {
-            a.put(fls(true, sz, k as u8, STATE, off_d(d + k)));
+            for j in k..k + 1 + two as u32 {
+                let r = src(a, true, d + j, j as u8);
+                mem_at(a, false, Sz::D, r, rn, 8 * j as i32);
+            }
         }
-        k += step;
+        k += 1 + two as u32;
     }
-    let mut k = 0u32;
-    while k < regs {
-        let two = pairs && k + 1 < regs;
-        let (sz, step) = if two { (Sz::Q, 2) } else { (Sz::D, 1) };
-        if load {
-            a.put(fls(false, sz, k as u8, STATE, off_d(d + k)));
-        } else {
-            mem_at(a, false, sz, k as u8, rn, 8 * k as i32);
+    if load {
+        for j in 0..regs {
+            let t = (j & !1) as u8;
+            // An odd register is the high half of the 16-byte load of its pair.
+            let (r, high) = (d + j, j % 2 == 1);
+            match (host_d(r), high) {
+                (Some(h), false) => a.put(fmov_d(h, t)),
+                (Some(h), true) => a.put(dup_d1(h, t)),
+                (None, false) => a.put(fls(false, Sz::D, t, STATE, off_d(r))),
+                (None, true) => {
+                    a.put(dup_d1(7, t));
+                    a.put(fls(false, Sz::D, 7, STATE, off_d(r)));
+                }
+            }
         }
-        k += step;
     }
     match rm {
         15 => {}
         13 => a.put(enc::w_addsub_imm(AddSub::Add, rn, rn, 8 * regs, false)),
         _ => a.put(enc::w_addsub_reg(AddSub::Add, rn, rn, rm, enc::Sh::Lsl, 0)),
     }
-    let _ = qlsp;
     true
 }
