@@ -146,6 +146,9 @@ fn encodings_match_llvm_objdump() {
             "ldurh w1, [x2, #-0x2]",
         ),
         (enc::ls_reg(Ls::Str, 1, 2, 3), "str w1, [x2, x3]"),
+        (enc::ls_unpriv(Ls::Ldr, 1, 2, 4), "ldtr w1, [x2, #0x4]"),
+        (enc::ls_unpriv(Ls::Strb, 1, 2, -3), "sttrb w1, [x2, #-0x3]"),
+        (enc::ls_unpriv(Ls::Ldrsh, 1, 2, 0), "ldtrsh w1, [x2]"),
         (
             enc::ls_reg_lsl(Ls::Ldr, 1, 2, 3, true),
             "ldr w1, [x2, x3, lsl #2]",

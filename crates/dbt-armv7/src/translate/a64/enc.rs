@@ -393,6 +393,12 @@ pub fn ls_unscaled(op: Ls, rt: u8, rn: u8, simm9: i32) -> u32 {
         | rt as u32
 }
 
+/// `LDTR*/STTR* Rt, [Xn|SP, #simm9]` (unprivileged: EL0's permissions at EL1).
+pub fn ls_unpriv(op: Ls, rt: u8, rn: u8, simm9: i32) -> u32 {
+    const UNPRIVILEGED: u32 = 0b10 << 10;
+    ls_unscaled(op, rt, rn, simm9) | UNPRIVILEGED
+}
+
 /// `LDR*/STR* Rt, [Xn|SP, #simm9]!` (pre-index: the base is written back).
 pub fn ls_pre(op: Ls, rt: u8, rn: u8, simm9: i32) -> u32 {
     const PRE_INDEX: u32 = 0b11 << 10;

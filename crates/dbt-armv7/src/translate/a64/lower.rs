@@ -28,7 +28,9 @@ pub fn supported(i: &Insn) -> bool {
         return false;
     }
     let f = i.info();
-    if f.sensitive {
+    // LDRT/STRT are sensitive (their permissions are PL0's), and the host's unprivileged
+    // accesses give that.
+    if f.sensitive && !matches!(i.op, Op::Mem { unpriv: true, .. }) {
         return false;
     }
     let mut side = None;
@@ -60,7 +62,7 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
             addr,
             unpriv: false,
         } if !(addr.wback && addr.rn == 15) => {
-            mem_to(a, Ls::Ldr, T_PCV, addr, pc_read, false, side)
+            mem_to(a, Ls::Ldr, T_PCV, addr, pc_read, Mode::default(), side)
         }
         Op::Multi {
             load: true,
@@ -187,8 +189,21 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             signed,
             rt,
             addr,
-            unpriv: false,
-        } => mem(a, load, size, signed, rt, addr, pc_read, false, side),
+            unpriv,
+        } => mem(
+            a,
+            load,
+            size,
+            signed,
+            rt,
+            addr,
+            pc_read,
+            Mode {
+                wrap32: false,
+                unpriv,
+            },
+            side,
+        ),
         Op::MemDual {
             load,
             rt,
@@ -247,8 +262,21 @@ pub fn lower_wrapping(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Lab
             signed,
             rt,
             addr,
-            unpriv: false,
-        } => mem(a, load, size, signed, rt, addr, pc_read, true, side),
+            unpriv,
+        } => mem(
+            a,
+            load,
+            size,
+            signed,
+            rt,
+            addr,
+            pc_read,
+            Mode {
+                wrap32: true,
+                unpriv,
+            },
+            side,
+        ),
         _ => lower(a, i, pc_read, side),
     }
 }
@@ -490,8 +518,31 @@ fn logical(
     Lowered::Done
 }
 
-/// `LDR/STR{B,H,SB,SH}` with immediate or (immediately) shifted register offsets;
-/// `wrap32`: the address is computed in 32 bits (see [`lower_wrapping`]).
+/// How a single load or store is made.
+#[derive(Clone, Copy, Default)]
+struct Mode {
+    /// The address is computed in 32 bits (see [`lower_wrapping`]).
+    wrap32: bool,
+    /// `LDRT/STRT`-style: the host's unprivileged `LDTR*/STTR*`, which check EL0's
+    /// permissions at EL1 (the guest's PL0, where its PL0 runs at EL0) and are ordinary
+    /// accesses at EL0.
+    unpriv: bool,
+}
+
+/// One access of `t` at `[rn, #imm]`: unprivileged (`imm` in -256..255), or in the
+/// scaled or unscaled immediate form.
+fn access(a: &mut Asm, ls: Ls, t: u8, rn: u8, imm: i32, unpriv: bool) {
+    if unpriv {
+        a.put(enc::ls_unpriv(ls, t, rn, imm));
+    } else if imm >= 0 && (imm as u32).is_multiple_of(1 << ls.scale()) {
+        a.put(enc::ls_uimm(ls, t, rn, imm as u32));
+    } else {
+        a.put(enc::ls_unscaled(ls, t, rn, imm));
+    }
+}
+
+/// `LDR/STR{B,H,SB,SH}` (and their `T` forms) with immediate or (immediately) shifted
+/// register offsets.
 #[allow(clippy::too_many_arguments)]
 fn mem(
     a: &mut Asm,
@@ -501,7 +552,7 @@ fn mem(
     rt: u8,
     addr: crate::decode::Addr,
     pc: u32,
-    wrap32: bool,
+    mode: Mode,
     side: &mut Option<Label>,
 ) -> Lowered {
     let ls = match (load, size, signed) {
@@ -524,7 +575,7 @@ fn mem(
     } else {
         rt
     };
-    mem_to(a, ls, t, addr, pc, wrap32, side)
+    mem_to(a, ls, t, addr, pc, mode, side)
 }
 
 /// The access `ls` of host register `t` at `addr` (see [`mem`]).
@@ -534,9 +585,10 @@ fn mem_to(
     t: u8,
     addr: crate::decode::Addr,
     pc: u32,
-    wrap32: bool,
+    mode: Mode,
     side: &mut Option<Label>,
 ) -> Lowered {
+    let Mode { wrap32, unpriv } = mode;
     // The offset as an add/sub operand.
     enum Off {
         Imm(u32),
@@ -592,37 +644,43 @@ fn mem_to(
     // index): such an access faults in the guard region, and the engine translates the
     // instruction again with `wrap32`.
     if let Off::Reg(rm, Sh::Lsl, amt) = off {
-        if !wrap32 && addr.index && !addr.wback && addr.add && (amt == 0 || amt as u32 == scale) {
+        if !wrap32
+            && !unpriv
+            && addr.index
+            && !addr.wback
+            && addr.add
+            && (amt == 0 || amt as u32 == scale)
+        {
             a.put(enc::ls_reg_lsl(ls, t, base, rm, amt != 0));
             return Lowered::Done;
         }
     }
     if !addr.index {
         // Post-indexed: access at the base, then write back base +- offset (wrapping).
-        a.put(enc::ls_uimm(ls, t, base, 0));
+        access(a, ls, t, base, 0, unpriv);
         emit_off(a, addr.rn, addr.rn);
     } else if addr.wback {
         match simm {
             // Pre-indexed with writeback: the access succeeded only below 4 GiB, so the
             // 64-bit sum written back is the zero-extended 32-bit one.
-            Some(v) if (-256..256).contains(&v) && base == addr.rn => {
+            Some(v) if (-256..256).contains(&v) && base == addr.rn && !unpriv => {
                 a.put(enc::ls_pre(ls, t, base, v))
             }
             _ => {
                 emit_off(a, T_ADDR, base);
-                a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
+                access(a, ls, t, T_ADDR, 0, unpriv);
                 a.put(enc::w_mov(addr.rn, T_ADDR));
             }
         }
     } else {
         match simm {
-            Some(v) if v >= 0 && (v as u32).is_multiple_of(1 << scale) => {
+            Some(v) if v >= 0 && (v as u32).is_multiple_of(1 << scale) && !unpriv => {
                 a.put(enc::ls_uimm(ls, t, base, v as u32))
             }
-            Some(v) if (-256..256).contains(&v) => a.put(enc::ls_unscaled(ls, t, base, v)),
+            Some(v) if (-256..256).contains(&v) => access(a, ls, t, base, v, unpriv),
             _ => {
                 emit_off(a, T_ADDR, base);
-                a.put(enc::ls_uimm(ls, t, T_ADDR, 0));
+                access(a, ls, t, T_ADDR, 0, unpriv);
             }
         }
     }
