@@ -273,6 +273,12 @@ fn finish(cpus: &[u64], me: u64, seed: u64, ops: u64) -> ! {
     }
     // leave no dirty log running
     let _ = guest_rt::smccc::call3(guest_rt::smccc::Conduit::Hvc, 0xc600_0005, 0, 0, 0);
+    let mut ctx = make_ctx(0);
+    let aborted = ops::mem::sweep(&mut ctx);
+    guest_rt::println!(
+        "storm: swept the IPA space outside RAM and devices ({} bits): {aborted} loads, all aborted unless reported",
+        shared_targets().ipa_bits
+    );
     scan_ram();
     check_canary(Kind::Virtq);
     tally::print_summary();

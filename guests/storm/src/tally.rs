@@ -60,10 +60,12 @@ pub enum Kind {
     El0Access,
     /// HVC, SMC, WFI, WFE at EL0.
     El0Misc,
+    /// The closing sweep of loads over the whole IPA space.
+    Sweep,
 }
 
 /// Number of kinds.
-pub const KINDS: usize = 26;
+pub const KINDS: usize = 27;
 
 /// Names in the summary, by kind.
 pub const NAMES: [&str; KINDS] = [
@@ -93,6 +95,7 @@ pub const NAMES: [&str; KINDS] = [
     "el0-sysreg",
     "el0-access",
     "el0-misc",
+    "ipa-sweep",
 ];
 
 static COUNTS: [AtomicU64; KINDS] = [const { AtomicU64::new(0) }; KINDS];

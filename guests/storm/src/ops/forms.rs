@@ -551,6 +551,40 @@ impl Form {
         matches!(self.insn & 0x3fa0_0000, 0x0800_0000 | 0x0820_0000) && self.write
     }
 
+    /// How `x1` (the base register) changes when the access completes: post-index forms
+    /// add their immediate, everything else leaves it.
+    pub fn writeback(&self) -> u64 {
+        match self.insn {
+            0xf840_8420 | 0xf800_8420 => 8,
+            0x3840_1420 | 0x3800_1420 => 1,
+            0xa8c1_0820 | 0x4cdf_7020 => 16,
+            _ => 0,
+        }
+    }
+
+    /// What a load puts in x0 and x2: `(register, byte offset, size, sign-extended)` per
+    /// destination (`None` for forms whose destinations the storm does not check).
+    pub fn destinations(&self) -> [Option<(usize, u64, u64, bool)>; 2] {
+        match self.insn {
+            0x3940_0020 | 0x3840_1420 | 0x3840_0820 | 0x08df_fc20 | 0x085f_7c20 => {
+                [Some((0, 0, 1, false)), None]
+            }
+            0x7940_0020 => [Some((0, 0, 2, false)), None],
+            0xb940_0020 => [Some((0, 0, 4, false)), None],
+            0xf940_0020 | 0xf864_6820 | 0xf840_8420 | 0xf840_0c20 | 0xf840_0820 | 0xc8df_fc20
+            | 0xc85f_7c20 | 0xc85f_fc20 => [Some((0, 0, 8, false)), None],
+            0x3980_0020 => [Some((0, 0, 1, true)), None],
+            0x7980_0020 => [Some((0, 0, 2, true)), None],
+            0xb980_0020 => [Some((0, 0, 4, true)), None],
+            0xa940_0820 | 0xa840_0820 | 0xa8c1_0820 | 0xc87f_0820 => {
+                [Some((0, 0, 8, false)), Some((2, 8, 8, false))]
+            }
+            0x2940_0820 => [Some((0, 0, 4, false)), Some((2, 4, 4, false))],
+            0x6940_0820 => [Some((0, 0, 4, true)), Some((2, 4, 4, true))],
+            _ => [None, None],
+        }
+    }
+
     /// True for `DC ZVA`.
     pub fn is_zva(&self) -> bool {
         self.insn == 0xd50b_7421

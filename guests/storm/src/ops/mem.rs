@@ -203,17 +203,17 @@ pub fn op(ctx: &mut Ctx, el0: bool, only_gic: bool) {
     let data = store_data(rng, t, ipa, form.size);
     tally::count(kind);
     vectors::clear();
-    let (pc, x0, x2, v0, status) = if el0 {
+    let (pc, x0, x2, v0, status, x1) = if el0 {
         let (pc, (x0, x2)) =
             code::run_el0(&[form.insn], data, va, data.rotate_left(17), ctx.el0_sp);
-        (pc, x0, x2, 0, 1)
+        (pc, x0, x2, 0, 1, None)
     } else {
         let (pc, out) = code::run_el1(
             &[form.insn],
             [data, va, data.rotate_left(17), 0, 0, 0, 0, 0],
             data,
         );
-        (pc, out.x[0], out.x[2], out.v0, out.x[3])
+        (pc, out.x[0], out.x[2], out.v0, out.x[3], Some(out.x[1]))
     };
     let f = vectors::take();
     let touched_pl011 = form.write
@@ -239,6 +239,28 @@ pub fn op(ctx: &mut Ctx, el0: bool, only_gic: bool) {
             if neighbour_tag(v) {
                 tally::leak(kind, format_args!("{what} read {v:#x}"));
             }
+        }
+    }
+    // The base register: written back only by a post-index form that completed.
+    if let Some(x1) = x1 {
+        let want = if f.is_none() {
+            va.wrapping_add(form.writeback())
+        } else {
+            va
+        };
+        if x1 != want {
+            tally::fail(
+                kind,
+                format_args!(
+                    "{what}: x1 = {x1:#x} afterwards, expected {want:#x} ({})",
+                    Shown(f)
+                ),
+            );
+        }
+    }
+    if f.is_none() && !form.write {
+        if let Place::Device(dev) = place {
+            check_device_value(t, kind, &what, dev, [x0, 0, x2]);
         }
     }
     match f {
@@ -299,6 +321,63 @@ pub fn op(ctx: &mut Ctx, el0: bool, only_gic: bool) {
     }
 }
 
+/// True if the 32-bit register at `off` of a device of kind `dev` never changes (ID and
+/// type registers), so a load of any width from it can be checked against a reference.
+fn stable(dev: DevKind, off: u64) -> bool {
+    match dev {
+        DevKind::Pl011 => (0xfe0..0x1000).contains(&off),
+        DevKind::Gicd => off == 0x4 || off == 0x8,
+        DevKind::Virtio => off < 0x10,
+        _ => false,
+    }
+}
+
+/// A completed load from a device register that never changes must return what a plain
+/// 32-bit read of it returns, cut to the access's bytes and zero- or sign-extended as the
+/// instruction says (the emulation's lane selection and extension, for each register of a
+/// pair). Only the widths the device defines are checked: 32-bit accesses of virtio-mmio
+/// and GIC registers, 8/16/32-bit ones of the PL011.
+fn check_device_value(t: &Targets, kind: Kind, what: &Desc<'_>, dev: DevKind, regs: [u64; 3]) {
+    let Some(r) = t.device_at(what.ipa, what.form.size) else {
+        return;
+    };
+    for (reg, off, size, signed) in what.form.destinations().into_iter().flatten() {
+        let start = what.ipa + off;
+        // virtio-mmio and GIC ID registers are 32-bit: other widths may read as zero
+        let word_only = matches!(dev, DevKind::Virtio | DevKind::Gicd);
+        if size > 4 || word_only && (size != 4 || start & 3 != 0) {
+            continue;
+        }
+        let mut value = 0u64;
+        for i in (0..size).rev() {
+            let a = start + i;
+            let word_off = (a - r.base) & !3;
+            if !stable(dev, word_off) {
+                return;
+            }
+            let Some(word) = crate::ops::dev_read32(r.base + word_off) else {
+                return;
+            };
+            value = (value << 8) | u64::from((word >> (8 * (a & 3))) as u8);
+        }
+        let bits = 8 * size;
+        let want = if signed && bits < 64 {
+            (((value << (64 - bits)) as i64) >> (64 - bits)) as u64
+        } else {
+            value
+        };
+        if regs[reg] != want {
+            tally::fail(
+                kind,
+                format_args!(
+                    "{what}: x{reg} = {:#x}, the register holds {want:#x}",
+                    regs[reg]
+                ),
+            );
+        }
+    }
+}
+
 /// A load of RAM through a window must read what the identity map reads (for the image's
 /// start, which nothing writes).
 fn check_ram_value(t: &Targets, kind: Kind, what: &Desc<'_>, x0: u64) {
@@ -339,4 +418,52 @@ impl core::fmt::Display for Desc<'_> {
             self.place
         )
     }
+}
+
+/// The closing sweep: one load every 2 MiB of the first 4 GiB of IPA space (where, as
+/// physical addresses, the other VMs and the hypervisor live on QEMU `virt`) and one at a
+/// random offset of every further GiB up to the IPA size. Outside this VM's RAM and
+/// devices each must abort, and none may return the neighbour's pattern.
+pub fn sweep(ctx: &mut Ctx) -> u64 {
+    let t = ctx.targets;
+    let load = FORMS[3]; // LDR x0, [x1]
+    let mut ipas = (0..2048u64)
+        .map(|i| i << 21)
+        .chain((4..(1u64 << t.ipa_bits.min(48)) >> 30).map(|g| g << 30));
+    let mut aborted = 0;
+    for ipa in &mut ipas {
+        let ipa = if ipa >= 4 << 30 {
+            ipa + (ctx.rng.below(1 << 30) & !7)
+        } else {
+            ipa
+        };
+        if t.touches_ram(ipa, 8) || t.touches_device(ipa, 8) {
+            continue;
+        }
+        let va = paging::map(Window::Device, ipa);
+        tally::count(Kind::Sweep);
+        vectors::clear();
+        let (_, out) = code::run_el1(&[load.insn], [0, va, 0, 0, 0, 0, 0, 0], 0);
+        match vectors::take() {
+            Some(f) if f.ec() == 0x25 && (f.fsc() == 0x10 || f.fsc() <= 3) => aborted += 1,
+            Some(f) => tally::fail(
+                Kind::Sweep,
+                format_args!("load at IPA {ipa:#x}: {}", Shown(Some(f))),
+            ),
+            None => {
+                if neighbour_tag(out.x[0]) {
+                    tally::leak(
+                        Kind::Sweep,
+                        format_args!("load at IPA {ipa:#x} read {:#x}", out.x[0]),
+                    );
+                } else {
+                    tally::fail(
+                        Kind::Sweep,
+                        format_args!("load at IPA {ipa:#x} completed: {:#x}", out.x[0]),
+                    );
+                }
+            }
+        }
+    }
+    aborted
 }
