@@ -26,6 +26,8 @@
 //! point, Advanced SIMD floating point, which uses the "standard FPSCR value") ends the
 //! block and runs in the interpreter.
 
+use alloc::vec::Vec;
+
 use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Ls};
 use super::gen::mov32;
@@ -152,11 +154,6 @@ fn imm5(bytes: u32, i: u32) -> u32 {
 fn fmov_d(rd: u8, rn: u8) -> u32 {
     fp1(0, true, rd, rn)
 }
-/// `DUP Dd, Vn.D[1]`.
-fn dup_d1(rd: u8, rn: u8) -> u32 {
-    0x5e18_0400 | (rn as u32) << 5 | rd as u32
-}
-
 /// The host FP register holding guest register `n` (single or double), loading it into
 /// temporary `v<t>` when it is not in one.
 fn src(a: &mut Asm, dp: bool, n: u32, t: u8) -> u8 {
@@ -618,43 +615,53 @@ fn neon_load_store(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
             a.tbnz_to(rn, bit, l);
         }
     }
-    // Loads go through v0-v3 first (so that a fault leaves the registers untouched), in
-    // pairs of registers where two are consecutive in a 16-byte load.
-    let mut k = 0u32;
-    while k < regs {
-        let two = k + 1 < regs;
-        let sz = if two { Sz::Q } else { Sz::D };
-        if load {
-            mem_at(a, true, sz, k as u8, rn, 8 * k as i32);
-        } else if two
-            && host_d(d + k).is_none()
-            && host_d(d + k + 1).is_none()
-            && (d + k).is_multiple_of(2)
-        {
-            a.put(fls(true, Sz::Q, k as u8, STATE, off_d(d + k)));
-            mem_at(a, false, Sz::Q, k as u8, rn, 8 * k as i32);
-        } else {
-            for j in k..k + 1 + two as u32 {
-                let r = src(a, true, d + j, j as u8);
-                mem_at(a, false, Sz::D, r, rn, 8 * j as i32);
-            }
-        }
-        k += 1 + two as u32;
-    }
     if load {
-        for j in 0..regs {
-            let t = (j & !1) as u8;
-            // An odd register is the high half of the 16-byte load of its pair.
-            let (r, high) = (d + j, j % 2 == 1);
-            match (host_d(r), high) {
-                (Some(h), false) => a.put(fmov_d(h, t)),
-                (Some(h), true) => a.put(dup_d1(h, t)),
-                (None, false) => a.put(fls(false, Sz::D, t, STATE, off_d(r))),
-                (None, true) => {
-                    a.put(dup_d1(7, t));
-                    a.put(fls(false, Sz::D, 7, STATE, off_d(r)));
+        // Registers go in pairs (one LDP of two D registers) from the highest pair down;
+        // all but the last load go to temporaries v0-v3 first, so that a fault leaves the
+        // registers untouched. The last one loads straight into mapped registers.
+        let mut direct = Vec::new();
+        let mut k = if regs % 2 == 1 { regs - 1 } else { regs - 2 };
+        loop {
+            let two = k + 1 < regs;
+            let last = k == 0;
+            let mapped = host_d(d + k).is_some() && (!two || host_d(d + k + 1).is_some());
+            let (t1, t2) = if last && mapped {
+                direct.extend([k, k + 1]);
+                (8 + (d + k) as u8, 9 + (d + k) as u8)
+            } else {
+                (k as u8, k as u8 + 1)
+            };
+            if two {
+                a.put(dlsp(true, t1, t2, rn, 8 * k));
+            } else {
+                a.put(fls(true, Sz::D, t1, rn, 8 * k));
+            }
+            if last {
+                break;
+            }
+            k -= 2;
+        }
+        for j in (0..regs).filter(|j| !direct.contains(j)) {
+            commit(a, true, d + j, j as u8);
+        }
+    } else {
+        let mut k = 0u32;
+        while k < regs {
+            let two = k + 1 < regs;
+            if two
+                && host_d(d + k).is_none()
+                && host_d(d + k + 1).is_none()
+                && (d + k).is_multiple_of(2)
+            {
+                a.put(fls(true, Sz::Q, k as u8, STATE, off_d(d + k)));
+                mem_at(a, false, Sz::Q, k as u8, rn, 8 * k as i32);
+            } else {
+                for j in k..k + 1 + two as u32 {
+                    let r = src(a, true, d + j, j as u8);
+                    mem_at(a, false, Sz::D, r, rn, 8 * j as i32);
                 }
             }
+            k += 1 + two as u32;
         }
     }
     match rm {
