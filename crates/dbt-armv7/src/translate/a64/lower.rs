@@ -72,7 +72,9 @@ pub fn writes_pc(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) 
             before,
             wback,
             user: false,
-        } if list & 0x8000 != 0 => lower_pair::multi(a, true, rn, list, inc, before, wback, side),
+        } if list & 0x8000 != 0 => {
+            lower_pair::multi(a, true, rn, list, inc, before, wback, pc_read, side)
+        }
         Op::Tb { half, rn, rm } if rm != 15 => {
             // TBB/TBH: the table entry at rn + rm (TBH: + 2 * rm), computed in 32 bits,
             // then PC + 4 + 2 * entry (in Thumb: bit 0 set).
@@ -218,7 +220,9 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             before,
             wback,
             user: false,
-        } if list & 0x8000 == 0 => lower_pair::multi(a, load, rn, list, inc, before, wback, side),
+        } if !load || list & 0x8000 == 0 => {
+            lower_pair::multi(a, load, rn, list, inc, before, wback, pc_read, side)
+        }
         Op::Ldrex {
             size,
             rt,

@@ -105,7 +105,7 @@ pub fn dual(
 }
 
 /// `LDM/STM` (IA/IB/DA/DB, with or without writeback; not the `^` forms). A loaded PC
-/// goes to [`T_PCV`]; the caller makes the exit.
+/// goes to [`T_PCV`]; the caller makes the exit. A stored PC is `pc_read`.
 #[allow(clippy::too_many_arguments)]
 pub fn multi(
     a: &mut Asm,
@@ -115,11 +115,17 @@ pub fn multi(
     inc: bool,
     before: bool,
     wback: bool,
+    pc_read: u32,
     side: &mut Option<Label>,
 ) -> Lowered {
     let n = list.count_ones();
-    if rn == 15 || n == 0 || (!load && list & 0x8000 != 0) || (wback && list & (1 << rn) != 0) {
+    if rn == 15 || n == 0 || (wback && list & (1 << rn) != 0) {
         return Lowered::Unsupported;
+    }
+    if !load && list & 0x8000 != 0 {
+        // STM of the PC stores PC + 8 (the value the interpreter also stores; the
+        // architecture allows + 8 or + 12).
+        mov32(a, T_PCV, pc_read);
     }
     let first: i32 = match (inc, before) {
         (true, false) => 0,
@@ -179,9 +185,9 @@ pub fn multi(
         let pre = pre_wback && j + 1 == groups.len();
         match (r2, load, pre) {
             (Some(r2), true, _) => a.put(enc::w_ldp(host(r), host(r2), rn, o)),
-            (Some(r2), false, false) => a.put(enc::w_stp(r, r2, rn, o)),
-            (Some(r2), false, true) => a.put(enc::w_stp_pre(r, r2, rn, o)),
-            (None, false, true) => a.put(enc::ls_pre(Ls::Str, r, rn, o)),
+            (Some(r2), false, false) => a.put(enc::w_stp(host(r), host(r2), rn, o)),
+            (Some(r2), false, true) => a.put(enc::w_stp_pre(host(r), host(r2), rn, o)),
+            (None, false, true) => a.put(enc::ls_pre(Ls::Str, host(r), rn, o)),
             (None, _, _) => single(a, r, o),
         }
     }
