@@ -214,9 +214,10 @@ fn wait_loaded(
         }
         // The EL2 timer for the slice end and the wake-up time; the virtual timer's own PPI
         // may wake the CPU first.
-        match [host.slice_end, wake_at].into_iter().flatten().min() {
-            Some(at) => timer::arm(at),
-            None => timer::disarm(),
+        match (host.slice_end, wake_at) {
+            (Some(a), Some(b)) => timer::arm(a.min(b)),
+            (Some(a), None) | (None, Some(a)) => timer::arm(a),
+            (None, None) => timer::disarm(),
         }
         sched::wait_for_interrupt();
         if sched::drain_host_irqs(true).vtimer {

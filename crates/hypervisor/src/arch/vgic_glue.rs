@@ -144,11 +144,12 @@ impl MmioDevice for GicRegion {
             GicFrames::Distributor => g.gicd_write(caller.vcpu, offset, bytes, value),
             GicFrames::Redistributors => g.gicr_write(caller.vcpu, offset, bytes, value),
         };
+        // Every vCPU the write gave a deliverable interrupt (or whose loaded list registers it
+        // made stale) is in the kick set, the writer itself included: its run loop then
+        // flushes before re-entry. A write that needs nothing of the writer (an SGI to
+        // another vCPU, a disable with no list register in use) lets it re-enter at once.
         report_kicks(&mut g, caller);
         drop(g);
-        // A write may change what the writing vCPU itself must be shown (an enable, a
-        // priority, a pending bit): a kick of itself makes its run loop flush before entry.
-        caller.events.kick(caller.vcpu);
         self.answer(offset, result, ())
     }
 }

@@ -99,12 +99,20 @@ impl Vgic {
             let irq = &vd.private[intid as usize];
             let gate = irq.enabled && self.group_enabled(irq.group1);
             if self.is_v2_sgi(intid) {
-                for src in 0..8u8 {
-                    let pend = gate && irq.sgi_pending & (1 << src) != 0;
-                    let act = irq.active && irq.active_src == src;
-                    if pend || act {
-                        top.push(intid, src, pend, act, irq.priority);
-                    }
+                // One instance per requesting CPU that is pending or active, lowest first.
+                let pending = if gate { irq.sgi_pending } else { 0 };
+                let active = if irq.active {
+                    1u8 << (irq.active_src & 7)
+                } else {
+                    0
+                };
+                let mut srcs = pending | active;
+                while srcs != 0 {
+                    let src = srcs.trailing_zeros() as u8;
+                    srcs &= srcs - 1;
+                    let pend = pending & (1 << src) != 0;
+                    let act = active & (1 << src) != 0;
+                    top.push(intid, src, pend, act, irq.priority);
                 }
             } else {
                 let pend = gate && irq.pending();
