@@ -315,8 +315,8 @@ pub enum MsrSrc {
     Imm(u32),
 }
 
-/// VFP/Advanced SIMD instruction groups (classified with core-register usage, executed as
-/// UNDEFINED by the interpreter).
+/// VFP/Advanced SIMD instruction groups (classified with core-register usage; executed by
+/// `exec::vfp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum VfpKind {

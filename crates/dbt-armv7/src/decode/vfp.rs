@@ -2,7 +2,8 @@
 //!
 //! Input is an A32-layout word; the T32 decoder maps its encodings onto A32 first. These
 //! instructions are classified (kind, core registers read/written, VMRS/VMSR system
-//! register) but executed as UNDEFINED by the interpreter.
+//! register); `Insn::raw` keeps the A32-layout word, from which `exec::vfp` decodes the
+//! rest when it executes them.
 
 use super::*;
 
