@@ -266,7 +266,7 @@ pub fn op(ctx: &mut Ctx, el0: bool, only_gic: bool) {
     match f {
         None => {
             if form.never_faults() || place != Place::Nothing {
-                if place == Place::Ram && form.load_x0 && form.size == 8 && !el0 {
+                if place == Place::Ram && form.destinations()[0] == Some((0, 0, 8, false)) && !el0 {
                     check_ram_value(t, kind, &what, x0);
                 }
                 return;
