@@ -123,7 +123,27 @@ pub fn reproduce_command(run: &Run<'_>) -> String {
     if let Some(net) = s.net {
         args.extend(["--net".into(), net.name().into()]);
     }
-    build::show_command("cargo xtask", &args)
+    format!(
+        "{}{}",
+        seed_prefix(s),
+        build::show_command("cargo xtask", &args)
+    )
+}
+
+/// `STORM_SEED=N ` when the scenario's command lines take the run's seed (`{seed}`), so
+/// the reproduce command repeats the same storm; empty otherwise.
+fn seed_prefix(s: &Scenario) -> String {
+    let uses_seed = match &s.vms {
+        ScenarioVms::Guest { append, .. } => append
+            .as_deref()
+            .is_some_and(|a| a.contains(config::storm::SEED_PLACEHOLDER)),
+        ScenarioVms::Config(c) => std::fs::read_to_string(Workspace::locate().root.join(c))
+            .is_ok_and(|t| t.contains(config::storm::SEED_PLACEHOLDER)),
+    };
+    match config::storm::seed() {
+        Ok(seed) if uses_seed => format!("{}={seed} ", config::storm::SEED_ENV),
+        _ => String::new(),
+    }
 }
 
 /// Size of the RAM-disk image a `disk_image_marker` scenario packs into its VM: 64 KiB + 100
@@ -507,6 +527,34 @@ mod tests {
             reproduce_command(&run),
             "cargo xtask qemu --cpu max --gic 3 --backend auto --config configs/two-vms.toml \
              --smp 1"
+        );
+    }
+
+    #[test]
+    fn reproduce_repeats_the_seed() {
+        let s = scenarios::parse_scenario(
+            "st",
+            "guest = \"hello\"\nexit = \"zero\"\nappend = \"seed={seed}\"",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &s,
+            cell: scenarios::matrix()[0],
+        };
+        assert!(reproduce_command(&run).starts_with("STORM_SEED="));
+        let s = scenarios::parse_scenario(
+            "storm",
+            "config = \"configs/storm-neighbour.toml\"\nexit = \"zero\"",
+        )
+        .unwrap();
+        let run = Run {
+            scenario: &s,
+            cell: scenarios::matrix()[0],
+        };
+        let cmd = reproduce_command(&run);
+        assert!(
+            cmd.starts_with("STORM_SEED=") && cmd.contains("--config configs/storm-neighbour.toml"),
+            "{cmd}"
         );
     }
 
