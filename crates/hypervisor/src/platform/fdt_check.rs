@@ -143,7 +143,7 @@ fn walk_structs(structs: &[u8], strings: &[u8]) -> Option<()> {
 /// a tree from firmware that deletes nodes by overwriting them with NOPs (edk2, U-Boot)
 /// can be handed to the `fdt` crate, which does not skip them everywhere. Returns how many
 /// were removed, or `None` (and `dtb` untouched) when the header or the token stream up to
-/// `FDT_END` is not sound; [`is_walkable`] still checks the result.
+/// `FDT_END` is not sound; `is_walkable` still checks the result before `fdt` reads it.
 pub fn strip_nops(dtb: &mut [u8]) -> Option<usize> {
     let word = |d: &[u8], i: usize| be32(d, 4 * i);
     if dtb.len() < HEADER_LEN || word(dtb, 0)? != FDT_MAGIC {
