@@ -419,7 +419,7 @@ fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
 fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bool {
     let (p, u, wb, l) = (flag(w, 24), flag(w, 23), flag(w, 21), flag(w, 20));
     if !p || wb {
-        return false;
+        return load_store_multiple(a, w, side);
     }
     let dp = flag(w, 8);
     let d = reg(dp, field(w, 15, 12), flag(w, 22));
@@ -442,6 +442,93 @@ fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bo
     } else {
         let rs = src(a, dp, d, 0);
         mem_at(a, false, sz, rs, base, off);
+    }
+    true
+}
+
+/// Host temporary `k` of a multiple load: `v0`-`v7`, then `v16`-`v31` (caller-saved and
+/// holding nothing across guest instructions).
+fn temp(k: u32) -> u8 {
+    if k < 8 {
+        k as u8
+    } else {
+        16 + (k - 8) as u8
+    }
+}
+
+/// `LDP/STP St1, St2, [Xn, #off]`.
+fn slsp(load: bool, rt: u8, rt2: u8, rn: u8, off: u32) -> u32 {
+    debug_assert!(off.is_multiple_of(4) && off / 4 < 64);
+    0x2d00_0000
+        | (load as u32) << 22
+        | (off / 4) << 15
+        | (rt2 as u32) << 10
+        | (rn as u32) << 5
+        | rt as u32
+}
+
+/// VLDM/VSTM (VPUSH/VPOP): increment after (with or without writeback) or decrement
+/// before (with writeback), word-aligned base (side exit otherwise). Loads go to
+/// temporaries first so that a fault changes no register; the base is written back after
+/// the accesses.
+fn load_store_multiple(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
+    let (p, u, wb, l) = (flag(w, 24), flag(w, 23), flag(w, 21), flag(w, 20));
+    if p == u || (p && !wb) {
+        return false;
+    }
+    let dp = flag(w, 8);
+    let first = reg(dp, field(w, 15, 12), flag(w, 22));
+    let rn = field(w, 19, 16) as u8;
+    let imm8 = field(w, 7, 0);
+    let count = if dp { imm8 / 2 } else { imm8 };
+    if rn == 15 || count == 0 || count > 16 || first + count > 32 || (dp && imm8 % 2 == 1) {
+        return false;
+    }
+    check_word(a, rn, side);
+    let bytes = imm8 * 4;
+    let base = if p {
+        a.put(enc::w_addsub_imm(AddSub::Sub, T_ADDR, rn, bytes, false));
+        T_ADDR
+    } else {
+        rn
+    };
+    let unit = if dp { 8 } else { 4 };
+    let pair = |load: bool, r1: u8, r2: u8, off: u32| {
+        if dp {
+            dlsp(load, r1, r2, base, off)
+        } else {
+            slsp(load, r1, r2, base, off)
+        }
+    };
+    let sz = if dp { Sz::D } else { Sz::S };
+    let mut k = 0;
+    while k < count {
+        let two = k + 1 < count;
+        if l {
+            if two {
+                a.put(pair(true, temp(k), temp(k + 1), unit * k));
+            } else {
+                a.put(fls(true, sz, temp(k), base, unit * k));
+            }
+        } else {
+            let r1 = src(a, dp, first + k, temp(k));
+            if two {
+                let r2 = src(a, dp, first + k + 1, temp(k + 1));
+                a.put(pair(false, r1, r2, unit * k));
+            } else {
+                a.put(fls(false, sz, r1, base, unit * k));
+            }
+        }
+        k += 1 + two as u32;
+    }
+    if l {
+        for k in 0..count {
+            commit(a, dp, first + k, temp(k));
+        }
+    }
+    if wb {
+        let op = if u { AddSub::Add } else { AddSub::Sub };
+        a.put(enc::w_addsub_imm(op, rn, rn, bytes, false));
     }
     true
 }
