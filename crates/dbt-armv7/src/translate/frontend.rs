@@ -79,7 +79,7 @@ impl GuestBlock {
 /// 4 KiB page boundary (so that invalidating a page finds every block built from it).
 /// Instruction fetch faults end the block too: the interpreter raises them.
 pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
-    let mut insns = Vec::new();
+    let mut insns = Vec::with_capacity(MAX_BLOCK_INSNS);
     let mut pc = key.pc;
     let end = loop {
         if insns.len() == MAX_BLOCK_INSNS || (pc & 0xfff == 0 && pc != key.pc) {
