@@ -57,13 +57,22 @@ fn write_excluded(op0: u32, op1: u32, crn: u32, crm: u32, op2: u32) -> bool {
     match (op0, op1) {
         (3, 0) => {
             matches!(crn, 1 | 2 | 4 | 5 | 6 | 10 | 13 | 14)
-                || (crn == 12 && !(crm == 11 && op2 >= 5))
+                || (crn == 12 && !gic_write_allowed(crm, op2))
         }
         (3, 3) => crn == 4 || (crn == 14 && crm == 3),
         // SYS: DC ZVA/GVA/GZVA zero memory: their address is made safe by the caller, so
         // nothing is excluded here; TLBI/AT/IC have no lasting effect on the storm.
         _ => false,
     }
+}
+
+/// GICv3 CPU-interface registers the storm writes with random values: SGI generation
+/// (`ICC_SGI1R/ASGI1R/SGI0R_EL1`), end of interrupt and deactivation of random INTIDs
+/// (`ICC_EOIR0/EOIR1/DIR_EL1`: none of them is active, the storm never acknowledges) and
+/// the binary points. The rest (`ICC_CTLR`, `ICC_SRE`, `ICC_IGRPEN*`, `ICC_AP*R`, `VBAR`,
+/// `RMR`) would take away the timer interrupt the WFI operations need, or the vectors.
+fn gic_write_allowed(crm: u32, op2: u32) -> bool {
+    matches!((crm, op2), (11, 5..=7) | (8, 1) | (12, 1) | (11, 1) | (8, 3) | (12, 3))
 }
 
 /// A value for an MSR: random, with debug enables cleared.
