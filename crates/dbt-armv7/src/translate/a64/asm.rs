@@ -39,6 +39,12 @@ pub struct Asm {
     /// `SCTLR.A` was set when the block was translated: every halfword and word access
     /// checks its alignment (a misaligned one leaves through a side exit).
     pub strict_align: bool,
+    /// `LDRT`-style accesses become the host's unprivileged `LDTR*/STTR*`: only where the
+    /// guest's PL0 permissions are the host's EL0 ones (translation with the guest's MMU
+    /// on, mapped so). Off while translated code runs with the guest's MMU off, where
+    /// nothing checks permissions and a host running translated code at EL1 need not give
+    /// EL0 access to guest memory (the hypervisor's DBT runtime does not).
+    pub unpriv_forms: bool,
 }
 
 impl Asm {
@@ -52,6 +58,7 @@ impl Asm {
             literals: Vec::new(),
             aligned: 0,
             strict_align: false,
+            unpriv_forms: false,
         }
     }
 

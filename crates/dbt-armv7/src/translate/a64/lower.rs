@@ -28,8 +28,10 @@ pub fn supported(i: &Insn) -> bool {
         return false;
     }
     let f = i.info();
-    // LDRT/STRT are sensitive (their permissions are PL0's), and the host's unprivileged
-    // accesses give that.
+    // LDRT/STRT are sensitive (their permissions are PL0's): with the MMU off (the only
+    // state translated now) nothing checks permissions and a plain access is exact; where
+    // the guest's PL0 is the host's EL0 the host's unprivileged accesses give PL0's
+    // (`Asm::unpriv_forms`).
     if f.sensitive && !matches!(i.op, Op::Mem { unpriv: true, .. }) {
         return false;
     }
@@ -202,7 +204,7 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             pc_read,
             Mode {
                 wrap32: false,
-                unpriv,
+                unpriv: unpriv && a.unpriv_forms,
             },
             side,
         ),
@@ -277,7 +279,7 @@ pub fn lower_wrapping(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Lab
             pc_read,
             Mode {
                 wrap32: true,
-                unpriv,
+                unpriv: unpriv && a.unpriv_forms,
             },
             side,
         ),
