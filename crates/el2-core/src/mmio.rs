@@ -78,10 +78,8 @@ impl AccessSize {
 
     /// A mask of the low `bits()` bits.
     pub const fn mask(self) -> u64 {
-        match self {
-            AccessSize::Double => u64::MAX,
-            _ => (1u64 << self.bits()) - 1,
-        }
+        // bits() is 8..=64: no branch for the 64-bit case.
+        u64::MAX >> (64 - self.bits())
     }
 }
 
@@ -137,12 +135,13 @@ impl MmioAccess {
     /// truncated to the access size, then sign-extended (`SSE`) or zero-extended, to 64 bits
     /// for an X register or to 32 bits (upper half cleared) for a W register.
     pub const fn load_value(&self, raw: u64) -> u64 {
-        let value = raw & self.size.mask();
-        let value = if self.sign_extend && !matches!(self.size, AccessSize::Double) {
-            let shift = 64 - self.size.bits();
-            (((value << shift) as i64) >> shift) as u64
+        // Shift the access to the top and back: arithmetically to sign-extend, logically to
+        // truncate (a 64-bit access shifts by 0).
+        let shift = 64 - self.size.bits();
+        let value = if self.sign_extend {
+            (((raw << shift) as i64) >> shift) as u64
         } else {
-            value
+            (raw << shift) >> shift
         };
         if self.sf {
             value

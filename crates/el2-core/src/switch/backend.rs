@@ -132,11 +132,12 @@ pub unsafe fn run_loaded(vcpu: &mut VcpuContext) -> RawExit {
 /// Maps the entry path's exit code to [`ExitKind`].
 #[inline(always)]
 fn exit_kind(code: u64) -> ExitKind {
-    match code {
+    // The vectors only return 0..=3 (the low two bits of the vector's slot).
+    match code & 3 {
         entry::EXIT_SYNC => ExitKind::Sync,
         entry::EXIT_IRQ => ExitKind::Irq,
         entry::EXIT_FIQ => ExitKind::Fiq,
-        entry::EXIT_SERROR => ExitKind::SError,
+        // entry::EXIT_SERROR
         _ => ExitKind::SError,
     }
 }

@@ -71,17 +71,20 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
             sw,
             vm: &mut host,
         };
-        let raw = loop {
+        let mut raw;
+        let slow = loop {
             // SAFETY: loaded above on this CPU. The same as `sw.run` (entering the guest is
             // backend-independent), without the indirect call.
-            let raw = unsafe { el2_core::switch::run_loaded(fast.vcpu) };
+            raw = unsafe { el2_core::switch::run_loaded(fast.vcpu) };
             match exits::try_fast(&raw, &mut fast, lrs_idle) {
                 Fast::Done => continue,
-                Fast::Changed => break None,
-                Fast::Slow => break Some(raw),
+                Fast::Changed => break false,
+                Fast::Slow => break true,
             }
         };
-        let Some(raw) = raw else { continue };
+        if !slow {
+            continue;
+        }
         if let (Some(vg), Some(l)) = (&vm.vgic, host.lrs.as_deref_mut()) {
             let _ = vg.lock().sync(host.me, l);
         }

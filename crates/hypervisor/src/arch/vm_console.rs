@@ -57,10 +57,15 @@ impl MmioDevice for UartOnBus {
     ) -> MmioResult<u64> {
         let mut u = self.0.lock();
         let value = u.pl011.read_at(offset, size);
-        if !u.input.is_empty() {
+        // Only a read of DR changes the device (it pops the receive FIFO), and feeding
+        // queued input refills it: otherwise the line cannot have moved (a status poll).
+        let fed = !u.input.is_empty();
+        if fed {
             u.feed();
         }
-        u.pl011.report_irq(caller.events);
+        if fed || offset == crate::devices::pl011::regs::DR {
+            u.pl011.report_irq(caller.events);
+        }
         value
     }
 
