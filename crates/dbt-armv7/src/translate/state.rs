@@ -40,6 +40,11 @@ pub struct GuestState {
     pub fp: [u64; 32],
     /// The host's `d8`-`d15` while translated code runs (it keeps guest D0-D7 there).
     pub host_d: [u64; 8],
+    /// FPSCR while translated code runs, but for its cumulative flags, which are the
+    /// host FPSR's until the engine merges them (translated VCMP writes NZCV here).
+    pub fpscr: u32,
+    /// Padding.
+    pub pad4: u32,
 }
 
 /// Entries of the shadow return stack (a 4 KiB ring).
@@ -97,10 +102,13 @@ pub const OFF_RAS_TOP: u32 = 112;
 pub const OFF_FP: u32 = 128;
 /// Byte offset of [`GuestState::host_d`].
 pub const OFF_HOST_D: u32 = 384;
+/// Byte offset of [`GuestState::fpscr`].
+pub const OFF_FPSCR: u32 = 448;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);
     assert!(core::mem::offset_of!(GuestState, host_d) == OFF_HOST_D as usize);
+    assert!(core::mem::offset_of!(GuestState, fpscr) == OFF_FPSCR as usize);
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);

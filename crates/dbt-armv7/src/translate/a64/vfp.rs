@@ -32,9 +32,9 @@ use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Ls};
 use super::gen::mov32;
 use super::lower::Lowered;
-use super::{STATE, T_ADDR};
+use super::{STATE, T_ADDR, T_OP2};
 use crate::decode::{Insn, Op, VfpKind};
-use crate::translate::state::{OFF_FP, OFF_HOST_D};
+use crate::translate::state::{OFF_FP, OFF_FPSCR, OFF_HOST_D};
 
 /// Bits `hi..=lo` of `w`.
 fn field(w: u32, hi: u32, lo: u32) -> u32 {
@@ -262,13 +262,33 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
         VfpKind::Transfer => transfer(a, w),
         VfpKind::NeonDataProc => neon_data_proc(a, w),
         VfpKind::NeonLoadStore => neon_load_store(a, w, side),
-        VfpKind::Vmrs | VfpKind::Vmsr => false,
+        VfpKind::Vmrs => vmrs(a, w),
+        VfpKind::Vmsr => false,
     };
     if done {
         Lowered::Done
     } else {
         Lowered::Unsupported
     }
+}
+
+/// `VMRS APSR_nzcv, FPSCR` (FPSCR.NZCV into the host NZCV, which holds the guest's) and
+/// `VMRS Rt, FPSCR` (with the cumulative flags the host FPSR has gathered). The other
+/// system registers are for the system model.
+fn vmrs(a: &mut Asm, w: u32) -> bool {
+    let rt = field(w, 15, 12) as u8;
+    if field(w, 19, 16) != 1 {
+        return false;
+    }
+    if rt == 15 {
+        a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_FPSCR));
+        a.put(enc::msr_nzcv(T_ADDR));
+    } else {
+        a.put(enc::ls_uimm(Ls::Ldr, rt, STATE, OFF_FPSCR));
+        a.put(0xd53b_4420 | T_ADDR as u32); // MRS x16, FPSR
+        a.put(0x2a00_0000 | (T_ADDR as u32) << 16 | (rt as u32) << 5 | rt as u32);
+    }
+    true
 }
 
 /// VFP data processing.
@@ -342,6 +362,31 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
             let rd = dst(dp, d, 0);
             a.put(fp1((opc2 << 1) | t7 as u32, dp, rd, rm));
             commit(a, dp, d, rd);
+        }
+        0b0100 | 0b0101 => {
+            // VCMP{E} Vd, Vm/#0: FCMP{E} sets the host NZCV, which holds the guest's:
+            // save them, compare, take the result into FPSCR.NZCV, restore them.
+            let zero = opc2 == 0b0101;
+            if zero && field(w, 5, 0) & 0b10_1111 != 0 {
+                return false;
+            }
+            let rd = src(a, dp, d, 1);
+            let rm = if zero { 0 } else { src(a, dp, m, 2) };
+            a.put(enc::mrs_nzcv(T_ADDR));
+            a.put(
+                0x1e20_2000
+                    | (dp as u32) << 22
+                    | (rm as u32) << 16
+                    | (rd as u32) << 5
+                    | (zero as u32) << 3
+                    | (t7 as u32) << 4,
+            );
+            a.put(enc::mrs_nzcv(T_OP2));
+            a.put(enc::msr_nzcv(T_ADDR));
+            a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_FPSCR));
+            // BFXIL w17, w16, #0, #28: the new NZCV over the rest of FPSCR.
+            a.put(0x3300_6c00 | (T_ADDR as u32) << 5 | T_OP2 as u32);
+            a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_FPSCR));
         }
         0b0111 if t7 => {
             // VCVT between double and single: the destination is the other size.

@@ -50,6 +50,7 @@ impl CodeGen for NoFp<'_> {
 /// controls into the host FPCR. Returns the host FPCR to give back.
 pub fn enter(cpu: &Cpu, state: &mut GuestState) -> u64 {
     state.fp = cpu.fp.d;
+    state.fpscr = cpu.fp.fpscr;
     set_host_fp(cpu.fp.fpscr & FPCR_BITS)
 }
 
@@ -57,7 +58,7 @@ pub fn enter(cpu: &Cpu, state: &mut GuestState) -> u64 {
 /// flags into FPSCR, the host FPCR restored.
 pub fn leave(cpu: &mut Cpu, state: &GuestState, saved: u64) {
     cpu.fp.d = state.fp;
-    cpu.fp.fpscr |= restore_host_fp(saved) & FLAG_BITS;
+    cpu.fp.fpscr = state.fpscr | (restore_host_fp(saved) & FLAG_BITS);
 }
 
 #[cfg(target_arch = "aarch64")]
