@@ -18,13 +18,14 @@
 //!
 //! Translated: VFP data processing (VADD/VSUB/VMUL/VNMUL/VDIV, VMLA/VMLS/VNMLA/VNMLS as a
 //! multiply and an add, VFMA/VFMS/VFNMA/VFNMS fused, VABS/VNEG/VSQRT/VMOV, VMOV
-//! immediate, VCVT between single and double, VCVT to integers rounding to zero and from
-//! integers), VLDR/VSTR (with the word-alignment check as a side exit), VMOV between core
-//! registers and S/D registers or D-register scalars, VLD1/VST1 of multiple registers, and
-//! the Advanced SIMD integer VADD/VSUB/VMUL and bitwise operations on D or Q registers.
-//! Everything else (VCMP, VMRS/VMSR, VLDM/VSTM, conversions with FPSCR rounding or fixed
-//! point, Advanced SIMD floating point, which uses the "standard FPSCR value") ends the
-//! block and runs in the interpreter.
+//! immediate, VCMP/VCMPE into FPSCR.NZCV, VCVT between single and double, VCVT to
+//! integers rounding to zero and from integers), VMRS of FPSCR (to a core register or
+//! `APSR_nzcv`), VLDR/VSTR and VLDM/VSTM/VPUSH/VPOP (with the word-alignment check as a
+//! side exit), VMOV between core registers and S/D registers or D-register scalars,
+//! VLD1/VST1 of multiple registers, and the Advanced SIMD integer VADD/VSUB/VMUL and
+//! bitwise operations on D or Q registers. Everything else (VMSR, conversions with FPSCR
+//! rounding or fixed point, Advanced SIMD floating point, which uses the "standard FPSCR
+//! value", the other Advanced SIMD groups) ends the block and runs in the interpreter.
 
 use alloc::vec::Vec;
 
@@ -460,7 +461,7 @@ fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
     a.tbnz_to(r, 1, l);
 }
 
-/// VLDR/VSTR (VLDM/VSTM stay in the interpreter).
+/// VLDR/VSTR; VLDM/VSTM go to [`load_store_multiple`].
 fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bool {
     let (p, u, wb, l) = (flag(w, 24), flag(w, 23), flag(w, 21), flag(w, 20));
     if !p || wb {
