@@ -84,7 +84,7 @@ pub fn install() {
         } else {
             desc::ATTR_NORMAL | desc::SH_INNER
         };
-        write_entry(i, i * GIB | attrs | desc::AF | desc::BLOCK);
+        write_entry(i, (i * GIB) | attrs | desc::AF | desc::BLOCK);
     }
     write_entry(
         EL0_ALIAS / GIB,

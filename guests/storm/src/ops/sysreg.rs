@@ -72,7 +72,10 @@ fn write_excluded(op0: u32, op1: u32, crn: u32, crm: u32, op2: u32) -> bool {
 /// the binary points. The rest (`ICC_CTLR`, `ICC_SRE`, `ICC_IGRPEN*`, `ICC_AP*R`, `VBAR`,
 /// `RMR`) would take away the timer interrupt the WFI operations need, or the vectors.
 fn gic_write_allowed(crm: u32, op2: u32) -> bool {
-    matches!((crm, op2), (11, 5..=7) | (8, 1) | (12, 1) | (11, 1) | (8, 3) | (12, 3))
+    matches!(
+        (crm, op2),
+        (11, 5..=7) | (8, 1) | (12, 1) | (11, 1) | (8, 3) | (12, 3)
+    )
 }
 
 /// A value for an MSR: random, with debug enables cleared.
@@ -111,8 +114,9 @@ pub fn el1(rng: &mut Rng, scratch: u64) {
     }
     // ICC_IAR0_EL1 / ICC_IAR1_EL1: a read acknowledges an interrupt that nothing would
     // ever end, raising the running priority for good (the WFI operations need the timer).
-    if read && (op0, op1, crn, crm, op2) == (3, 0, 12, 8, 0)
-        || read && (op0, op1, crn, crm, op2) == (3, 0, 12, 12, 0)
+    if read
+        && ((op0, op1, crn, crm, op2) == (3, 0, 12, 8, 0)
+            || (op0, op1, crn, crm, op2) == (3, 0, 12, 12, 0))
     {
         return;
     }
