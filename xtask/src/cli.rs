@@ -298,7 +298,7 @@ pub enum Cpu {
     /// QEMU's `max` CPU: has VHE (with the fast `pauth-impdef` algorithm).
     Max,
     /// Fujitsu A64FX (ARMv8.2, VHE, SVE): EL0 and EL1 are AArch64 only, so ARMv7-A guests
-    /// run under the DBT (the stand-in for ThunderX). QEMU gives it GICv3 only.
+    /// run under the DBT (the stand-in for ThunderX).
     #[value(name = "a64fx")]
     A64fx,
 }

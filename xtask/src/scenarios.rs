@@ -441,16 +441,21 @@ pub fn matrix() -> Vec<Cell> {
 }
 
 /// Cells a scenario runs in only when its `cells` name them: the A64FX (ARMv8.2, VHE, no
-/// AArch32 at EL0/EL1, GICv3 only in QEMU), where ARMv7-A guests run under the DBT.
+/// AArch32 at EL0/EL1), where ARMv7-A guests run under the DBT: VHE and forced non-VHE on
+/// GICv3 (ThunderX's GIC), and VHE on GICv2.
 pub fn opt_in_cells() -> Vec<Cell> {
-    [Backend::Auto, Backend::Nvhe]
-        .into_iter()
-        .map(|backend| Cell {
-            cpu: Cpu::A64fx,
-            backend,
-            gic: Gic::V3,
-        })
-        .collect()
+    [
+        (Backend::Auto, Gic::V3),
+        (Backend::Nvhe, Gic::V3),
+        (Backend::Auto, Gic::V2),
+    ]
+    .into_iter()
+    .map(|(backend, gic)| Cell {
+        cpu: Cpu::A64fx,
+        backend,
+        gic,
+    })
+    .collect()
 }
 
 /// [`matrix`] and [`opt_in_cells`].
@@ -776,7 +781,7 @@ mod tests {
         assert_eq!(lines[2], "[hv] backend: vhe");
         assert_eq!(lines[4], "[hv] backend: nvhe");
         let a64fx: Vec<String> = opt_in_cells().iter().map(Cell::name).collect();
-        assert_eq!(a64fx, ["a64fx/auto/gic3", "a64fx/nvhe/gic3"]);
+        assert_eq!(a64fx, ["a64fx/auto/gic3", "a64fx/nvhe/gic3", "a64fx/auto/gic2"]);
         assert_eq!(opt_in_cells()[0].backend_line(), "[hv] backend: vhe");
     }
 
