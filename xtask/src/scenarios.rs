@@ -781,7 +781,10 @@ mod tests {
         assert_eq!(lines[2], "[hv] backend: vhe");
         assert_eq!(lines[4], "[hv] backend: nvhe");
         let a64fx: Vec<String> = opt_in_cells().iter().map(Cell::name).collect();
-        assert_eq!(a64fx, ["a64fx/auto/gic3", "a64fx/nvhe/gic3", "a64fx/auto/gic2"]);
+        assert_eq!(
+            a64fx,
+            ["a64fx/auto/gic3", "a64fx/nvhe/gic3", "a64fx/auto/gic2"]
+        );
         assert_eq!(opt_in_cells()[0].backend_line(), "[hv] backend: vhe");
     }
 
