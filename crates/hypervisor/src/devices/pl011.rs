@@ -27,9 +27,10 @@
 //! ICR). The device is lenient like QEMU: it transmits and receives even while CR.UARTEN,
 //! TXE or RXE are clear, so that firmware-style consoles that never program CR still work.
 //!
-//! Accesses: 8-, 16- and 32-bit reads at any offset return the addressed bytes of the
-//! register (all registers are at most 16 bits wide); writes take effect only at a register's
-//! offset (`offset % 4 == 0`); 64-bit accesses fail with [`MmioError::ExternalAbort`].
+//! Accesses: 8-, 16- and 32-bit reads inside one register's word return the addressed bytes
+//! of the register (all registers are at most 16 bits wide); a read that spans two registers
+//! (e.g. 32 bits at 0xFE1) fails with [`MmioError::ExternalAbort`]; writes take effect only at
+//! a register's offset (`offset % 4 == 0`); 64-bit accesses fail with an external abort.
 //! Reserved offsets and writes to read-only registers are RAZ/WI and reported through the
 //! optional [`LogHook`], so the run loop can log them.
 //!
@@ -351,6 +352,10 @@ impl Pl011 {
         }
         let reg = offset & !3;
         let lane = offset & 3;
+        if lane + size.bytes() > 4 {
+            // The bytes of two registers: refused rather than half of one and zeros.
+            return Err(MmioError::ExternalAbort);
+        }
         match self.read_reg(reg, lane == 0) {
             Some(value) => Ok((u64::from(value) >> (lane * 8)) & size.mask()),
             None => {

@@ -206,6 +206,19 @@ fn doubleword_access_aborts() {
     );
 }
 
+/// Found by the storm guest (seed 20261124, `max/auto/gic2`, 10^6 operations): a 32-bit
+/// load at 0xFE1 returned 0, neither the bytes it addressed (three of PeriphID0, one of
+/// PeriphID1) nor an abort.
+#[test]
+fn reads_spanning_two_registers_abort() {
+    let (mut u, _) = uart();
+    assert_eq!(u.read_at(0xfe1, W), Err(MmioError::ExternalAbort));
+    assert_eq!(u.read_at(0xfe3, AccessSize::Half), Err(MmioError::ExternalAbort));
+    assert_eq!(u.read_at(0xfe4, W), Ok(0x10));
+    assert_eq!(u.read_at(0xfe5, AccessSize::Byte), Ok(0));
+    assert_eq!(u.read_at(0xfe2, AccessSize::Half), Ok(0));
+}
+
 #[test]
 fn any_access_is_safe() {
     let (mut u, _) = uart();
