@@ -213,7 +213,10 @@ fn doubleword_access_aborts() {
 fn reads_spanning_two_registers_abort() {
     let (mut u, _) = uart();
     assert_eq!(u.read_at(0xfe1, W), Err(MmioError::ExternalAbort));
-    assert_eq!(u.read_at(0xfe3, AccessSize::Half), Err(MmioError::ExternalAbort));
+    assert_eq!(
+        u.read_at(0xfe3, AccessSize::Half),
+        Err(MmioError::ExternalAbort)
+    );
     assert_eq!(u.read_at(0xfe4, W), Ok(0x10));
     assert_eq!(u.read_at(0xfe5, AccessSize::Byte), Ok(0));
     assert_eq!(u.read_at(0xfe2, AccessSize::Half), Ok(0));
