@@ -148,6 +148,22 @@ fn range_of(node: &fdt::node::FdtNode<'_, '_>, index: usize) -> Option<Range> {
     })
 }
 
+/// `/chosen`'s `linux,initrd-start/end` of a device tree that may describe nothing else
+/// (a loader's stub); `None` if there is none or the blob is not sound.
+pub fn chosen_initrd(dtb: &[u8]) -> Option<Range> {
+    if !fdt_check::is_walkable(dtb) {
+        return None;
+    }
+    let fdt = Fdt::new(dtb).ok()?;
+    let chosen = fdt.find_node("/chosen")?;
+    let start = chosen.property("linux,initrd-start")?.as_usize()?;
+    let end = chosen.property("linux,initrd-end")?.as_usize()?;
+    (end > start).then(|| Range {
+        base: start as u64,
+        size: (end - start) as u64,
+    })
+}
+
 /// The two 4 KiB pages of a GICv2 CPU interface (GICC, or the virtual one, GICV) as one
 /// contiguous 8 KiB window. A GIC-400 wired on a 64 KiB-aligned bus (AMD Seattle:
 /// `arm,gic-400` with 128 KiB GICC and GICV regions) decodes each page over a 64 KiB frame,
@@ -544,6 +560,38 @@ mod tests {
         w.end_node(gic).unwrap();
         w.end_node(root).unwrap();
         w.finish().unwrap()
+    }
+
+    #[test]
+    fn a_stub_tree_gives_only_its_initrd() {
+        let mut w = vm_fdt::FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        let chosen = w.begin_node("chosen").unwrap();
+        w.property_u64("linux,initrd-start", 0x1_2340_0000).unwrap();
+        w.property_u64("linux,initrd-end", 0x1_2341_0000).unwrap();
+        w.end_node(chosen).unwrap();
+        w.end_node(root).unwrap();
+        let stub = w.finish().unwrap();
+        assert_eq!(
+            PlatformInfo::parse(&stub, 0).err(),
+            Some(PlatformError::NoMemory)
+        );
+        assert_eq!(
+            chosen_initrd(&stub),
+            Some(Range {
+                base: 0x1_2340_0000,
+                size: 0x1_0000
+            })
+        );
+        let qemu = qemu_like(false);
+        assert_eq!(
+            chosen_initrd(&qemu),
+            Some(Range {
+                base: 0x4800_0000,
+                size: 0x1_0000
+            })
+        );
+        assert_eq!(chosen_initrd(b"garbage"), None);
     }
 
     #[test]

@@ -5,12 +5,14 @@
 use core::ffi::c_void;
 use core::ptr::null_mut;
 
+use uefi_raw::protocol::device_path::DevicePathProtocol;
 use uefi_raw::protocol::file_system::{
     FileAttribute, FileMode, FileProtocolV1, SimpleFileSystemProtocol,
 };
 use uefi_raw::protocol::loaded_image::LoadedImageProtocol;
+use uefi_raw::protocol::media::LoadFile2Protocol;
 use uefi_raw::table::boot::{AllocateType, BootServices, MemoryType};
-use uefi_raw::{Handle, Status};
+use uefi_raw::{guid, Boolean, Guid, Handle, Status};
 
 use crate::platform::Range;
 
@@ -105,6 +107,71 @@ pub unsafe fn read_file(bs: &BootServices, image: Handle, path: &str) -> Result<
     // SAFETY: as above.
     let _ = unsafe { ((*file).close)(file) };
     result
+}
+
+/// `LINUX_EFI_INITRD_MEDIA_GUID`: the vendor media device path under which a loader (GRUB's
+/// `initrd`, systemd-boot, the Linux EFI stub convention) offers the initrd through
+/// `EFI_LOAD_FILE2_PROTOCOL`.
+const INITRD_MEDIA_GUID: Guid = guid!("5568e427-68fc-4f3d-ac74-ca555231cc68");
+
+/// The device path `VenMedia(INITRD_MEDIA_GUID)/End`.
+#[repr(C, packed)]
+struct InitrdDevicePath {
+    /// Media (4) / vendor (3), 20 bytes.
+    vendor: [u8; 4],
+    guid: Guid,
+    /// End of the entire device path (0x7f / 0xff), 4 bytes.
+    end: [u8; 4],
+}
+
+static INITRD_PATH: InitrdDevicePath = InitrdDevicePath {
+    vendor: [4, 3, 20, 0],
+    guid: INITRD_MEDIA_GUID,
+    end: [0x7f, 0xff, 4, 0],
+};
+
+/// The initrd a loader offers through `EFI_LOAD_FILE2_PROTOCOL` on the
+/// `LINUX_EFI_INITRD_MEDIA` device path (GRUB's `linux` + `initrd` on EFI), read into
+/// newly allocated `EfiLoaderData` pages.
+///
+/// # Safety
+/// Boot services must be running.
+pub unsafe fn read_initrd_media(bs: &BootServices) -> Result<Range, Status> {
+    let mut path = &INITRD_PATH as *const InitrdDevicePath as *const DevicePathProtocol;
+    let mut handle: Handle = null_mut();
+    // SAFETY: boot services are up (caller); the device path is a valid, terminated one.
+    check(unsafe { (bs.locate_device_path)(&LoadFile2Protocol::GUID, &mut path, &mut handle) })?;
+    let mut lf: *mut c_void = null_mut();
+    // SAFETY: as above; the handle came from the firmware.
+    check(unsafe { (bs.handle_protocol)(handle, &LoadFile2Protocol::GUID, &mut lf) })?;
+    let lf = lf as *mut LoadFile2Protocol;
+    let dp = &INITRD_PATH as *const InitrdDevicePath as *const DevicePathProtocol;
+    let mut size = 0usize;
+    // SAFETY: a size query (null buffer) answers BUFFER_TOO_SMALL with the size.
+    let s = unsafe { ((*lf).load_file)(lf, dp, Boolean::FALSE, &mut size, null_mut()) };
+    if s != Status::BUFFER_TOO_SMALL || size == 0 {
+        return Err(if s == Status::SUCCESS {
+            Status::NOT_FOUND
+        } else {
+            s
+        });
+    }
+    let mut addr = 0u64;
+    // SAFETY: boot services are up; the out-pointer is valid.
+    check(unsafe {
+        (bs.allocate_pages)(
+            AllocateType::ANY_PAGES,
+            MemoryType::LOADER_DATA,
+            size.div_ceil(4096),
+            &mut addr,
+        )
+    })?;
+    // SAFETY: `addr` has room for `size` bytes.
+    check(unsafe { ((*lf).load_file)(lf, dp, Boolean::FALSE, &mut size, addr as *mut c_void) })?;
+    Ok(Range {
+        base: addr,
+        size: size as u64,
+    })
 }
 
 /// Size via SetPosition(end) / GetPosition, then one allocation and reads until done.

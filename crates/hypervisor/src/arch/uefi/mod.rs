@@ -105,16 +105,29 @@ unsafe extern "efiapi" fn hv_efi_main(image: Handle, st: *const SystemTable) -> 
     }
     // SAFETY: boot services are up.
     let bs = unsafe { &*st.boot_services };
+    // The VM package: the file on the boot volume, else an initrd a loader offers (GRUB's
+    // `initrd` on EFI, through LoadFile2).
     // SAFETY: as above; `image` is our handle.
-    match unsafe { files::read_file(bs, image, PACKAGE_PATH) } {
+    let package = unsafe { files::read_file(bs, image, PACKAGE_PATH) };
+    match package {
         Ok(r) => h.package = r,
         Err(e) => {
-            con.print(
-                "hypervisor: cannot read the VM package \\hypervisor\\vms.pkg on the boot volume: ",
-            );
-            con.print(files::describe(e));
-            con.print("\n");
-            return e;
+            // SAFETY: as above.
+            match unsafe { files::read_initrd_media(bs) } {
+                Ok(r) => {
+                    con.print("hypervisor: VM package from the loader's initrd (LoadFile2)\n");
+                    h.package = r;
+                }
+                // GRUB's arm64 `linux` loader (2.06) puts the initrd in the device tree's
+                // /chosen instead: taken there after boot services.
+                Err(_) if h.dtb != 0 => {}
+                Err(_) => {
+                    con.print("hypervisor: no VM package: neither \\hypervisor\\vms.pkg on the boot volume (");
+                    con.print(files::describe(e));
+                    con.print(") nor an initrd from the loader (LoadFile2)\n");
+                    return e;
+                }
+            }
         }
     }
     // The command line: the load options (EFI shell arguments, a boot entry's optional
@@ -129,7 +142,9 @@ unsafe extern "efiapi" fn hv_efi_main(image: Handle, st: *const SystemTable) -> 
             h.set_cmdline(text);
         }
     }
-    if h.dtb == 0 && h.rsdp != 0 {
+    // Read even when there is a device tree: a loader may install a stub one (GRUB puts
+    // only /chosen in it on ACPI machines), and then ACPI describes the machine.
+    if h.rsdp != 0 {
         let mut info = crate::platform::PlatformInfo::empty();
         // SAFETY: the RSDP came from the firmware's configuration table; the firmware's
         // identity map covers the tables.
