@@ -181,6 +181,35 @@ fn vfp_matches_qemu_three_ways() {
     run("vfp", false, 4000);
 }
 
+/// VFP accesses through a base made misaligned after an aligned access in the same block:
+/// each misaligned case must stop all three runs (an alignment fault: `SIGBUS` under
+/// `qemu-arm`, a data abort in the interpreter and through the translator's side exit),
+/// each aligned one none.
+#[test]
+fn vfp_alignment_faults_agree() {
+    let _ = qemu_arm();
+    let mut rng = Rng(0x5eed_a119);
+    let mut src = scratch(&mut rng);
+    fill_fp_area(&mut rng, &mut src);
+    let deltas: Vec<u32> = (0..24).map(|k| [4, 1, 2, 3, 8, 6][k % 6]).collect();
+    let cases: Vec<Case> = deltas
+        .iter()
+        .map(|&d| common::gen_vfp::alignment_case(&mut rng, d))
+        .collect();
+    let mut rejects = Vec::new();
+    let fails = run_batch3(cases, &src, "align", &mut rejects);
+    for r in &rejects {
+        println!("stopped: {r}");
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    let misaligned = deltas.iter().filter(|&&d| d % 4 != 0).count();
+    assert_eq!(
+        rejects.len(),
+        misaligned,
+        "every misaligned access faults, no other"
+    );
+}
+
 #[test]
 fn neon_matches_qemu_three_ways() {
     run("neon", true, 4000);

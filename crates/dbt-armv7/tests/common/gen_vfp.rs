@@ -737,3 +737,29 @@ pub fn fixed(rng: &mut Rng, words: &[u32]) -> Case {
     code.extend_from_slice(&EPILOGUE);
     Case::new(false, code, regs)
 }
+
+/// A case whose VLDR/VSTR/VLDM base is `r11 + delta` (A32): a misaligned base must raise
+/// the alignment fault in all three runs, also after an aligned access through the same
+/// register earlier in the block (which the translator may use to skip later checks).
+pub fn alignment_case(rng: &mut Rng, delta: u32) -> Case {
+    let mut regs = random_regs(rng, false);
+    regs[11] = super::harness::DST + SCR / 2;
+    regs[12] = 0;
+    let d = rng.below(16);
+    let access = match rng.below(3) {
+        0 => with_d(0xed99_0b00 | rng.below(8), d, true), // VLDR Dd, [r9, #imm]
+        1 => with_d(0xed89_0a00 | rng.below(8), d * 2 + 1, false), // VSTR Sd, [r9, #imm]
+        _ => with_d(0xec99_0b04, d.min(14), true),        // VLDMIA r9, {Dd, Dd+1}
+    };
+    let mut code: Vec<u32> = PROLOGUE.to_vec();
+    code.extend_from_slice(&[
+        MOV_R9_R11,
+        0xed99_2b00,         // VLDR d2, [r9]: an aligned access through r9 first
+        0xe289_9000 | delta, // ADD r9, r9, #delta
+        access,
+    ]);
+    code.extend_from_slice(&EPILOGUE);
+    let mut c = Case::new(false, code, regs);
+    c.note = format!("alignment, base + {delta}");
+    c
+}

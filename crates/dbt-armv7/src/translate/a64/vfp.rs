@@ -454,11 +454,19 @@ fn mem_at(a: &mut Asm, load: bool, sz: Sz, t: u8, rn: u8, off: i32) {
 }
 
 /// Branches to the side exit when guest register `r` is not word aligned (the interpreter
-/// then raises the alignment fault VLDR/VSTR require).
+/// then raises the alignment fault VLDR/VSTR/VLDM/VSTM require), unless the block already
+/// knows it is ([`Asm::aligned`], which the block layout keeps up to date across
+/// instructions); from here on it knows.
 fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
+    if r < 15 && a.aligned & (1 << r) != 0 {
+        return;
+    }
     let l = *side.get_or_insert_with(|| a.label());
     a.tbnz_to(r, 0, l);
     a.tbnz_to(r, 1, l);
+    if r < 15 {
+        a.aligned |= 1 << r;
+    }
 }
 
 /// VLDR/VSTR; VLDM/VSTM go to [`load_store_multiple`].
