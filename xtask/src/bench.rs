@@ -323,7 +323,10 @@ pub fn run(
     let out_dir = ws.root.join("target/bench");
     fs::create_dir_all(&out_dir).io(|| format!("creating {}", out_dir.display()))?;
     let package = out_dir.join("package.bin");
-    build::write_package(&package, &build::vm_configs(ws, &[plan.clone()])?)?;
+    build::write_package(
+        &package,
+        &build::vm_configs(ws, std::slice::from_ref(&plan))?,
+    )?;
     // VM-to-VM switch: two 1-vCPU VMs on one physical CPU yielding to each other.
     let switch_vm = |name: &str| VmPlan {
         name: name.into(),
@@ -386,16 +389,16 @@ pub fn run(
                 continue;
             }
             eprintln!("xtask: profile {op} {}", cell.name());
-            let report = crate::bench_profile::profile(
-                &qemu_path,
-                cell,
-                op,
-                &dir,
-                &guest_bin,
-                &elf,
-                &hv_bin,
-                (&with, &without),
-            )?;
+            let files = crate::bench_profile::Files {
+                qemu: &qemu_path,
+                dir: &dir,
+                guest_bin: &guest_bin,
+                hv_elf: &elf,
+                hv_bin: &hv_bin,
+                with_op: &with,
+                without: &without,
+            };
+            let report = crate::bench_profile::profile(&files, cell, op)?;
             println!("{report}");
         }
         return Ok(0);

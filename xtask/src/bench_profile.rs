@@ -248,17 +248,36 @@ fn short(name: &str) -> String {
     parts[parts.len().saturating_sub(3)..].join("::")
 }
 
+/// What a profile run needs on disk.
+pub struct Files<'a> {
+    /// `qemu-system-aarch64`.
+    pub qemu: &'a Path,
+    /// Where the plugin, counts and logs go.
+    pub dir: &'a Path,
+    /// The bench guest's image.
+    pub guest_bin: &'a Path,
+    /// The hypervisor's ELF (symbols, image range).
+    pub hv_elf: &'a Path,
+    /// The hypervisor's image QEMU boots.
+    pub hv_bin: &'a Path,
+    /// The package with the bench guest and `only=OP`.
+    pub with_op: &'a Path,
+    /// The package with `only=none`.
+    pub without: &'a Path,
+}
+
 /// Profiles `op` in `cell`; returns the report text.
-pub fn profile(
-    qemu: &Path,
-    cell: Cell,
-    op: &str,
-    dir: &Path,
-    guest_bin: &Path,
-    hv_elf: &Path,
-    hv_bin: &Path,
-    packages: (&Path, &Path),
-) -> Result<String> {
+pub fn profile(files: &Files<'_>, cell: Cell, op: &str) -> Result<String> {
+    let Files {
+        qemu,
+        dir,
+        guest_bin,
+        hv_elf,
+        hv_bin,
+        with_op,
+        without,
+    } = *files;
+    let packages = (with_op, without);
     let n = iterations(op).ok_or_else(|| fail!("--profile: unknown operation {op}"))?;
     let so = build_plugin(dir)?;
     let (base, size) = image_range(hv_elf)?;
