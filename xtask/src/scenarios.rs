@@ -108,6 +108,8 @@ struct ScenarioFile {
     uefi: bool,
     #[serde(default)]
     uefi_shell: bool,
+    #[serde(default)]
+    uefi_grub: bool,
     acpi: Option<bool>,
     platform: Option<String>,
 }
@@ -127,6 +129,9 @@ pub struct ScenarioBoot {
     /// With `uefi`: the drive has no boot file; the EFI shell starts the image from
     /// `startup.nsh`, passing the command line as its arguments.
     pub uefi_shell: bool,
+    /// With `uefi`: the boot file is a standalone GRUB whose `linux` + `initrd` start the
+    /// image with the package as initrd.
+    pub uefi_grub: bool,
     /// With `uefi`: firmware tables as ACPI only (`-M virt,acpi=on`), or the device tree
     /// only (`acpi=off`).
     pub acpi: bool,
@@ -317,10 +322,10 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         }
         None => None,
     };
-    if f.acpi.is_some() && !f.uefi && !f.uefi_shell && platform.is_none() {
+    if f.acpi.is_some() && !f.uefi && !f.uefi_shell && !f.uefi_grub && platform.is_none() {
         return Err("`acpi` goes with `uefi = true` (the firmware chooses the tables)".into());
     }
-    if load_offset.is_some() && (f.uefi || f.uefi_shell || platform.is_some()) {
+    if load_offset.is_some() && (f.uefi || f.uefi_shell || f.uefi_grub || platform.is_some()) {
         return Err(
             "`load_offset` is for QEMU -kernel; under UEFI the firmware places the image".into(),
         );
@@ -339,8 +344,9 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
     let boot = ScenarioBoot {
         load_offset,
         host_mem,
-        uefi: f.uefi || f.uefi_shell || platform.is_some(),
+        uefi: f.uefi || f.uefi_shell || f.uefi_grub || platform.is_some(),
         uefi_shell: f.uefi_shell,
+        uefi_grub: f.uefi_grub,
         acpi: f.acpi.unwrap_or(platform.is_some()),
         platform,
     };

@@ -52,6 +52,13 @@ pub const QEMU_EFI: DebPackage = DebPackage {
     purpose: "edk2's QEMU_EFI.fd boots the hypervisor as an EFI application (--uefi, --platform)",
 };
 
+/// GRUB for arm64 EFI (modules for `grub-mkstandalone`): scenario `uefi-grub`.
+pub const GRUB_EFI_ARM64: DebPackage = DebPackage {
+    name: "grub-efi-arm64-bin",
+    program: "/usr/lib/grub/arm64-efi/linux.mod",
+    purpose: "grub-mkstandalone builds the GRUB that boots the hypervisor in scenario uefi-grub",
+};
+
 /// Where Debian's `qemu-efi-aarch64` puts the firmware.
 pub const QEMU_EFI_FD: &str = "/usr/share/qemu-efi-aarch64/QEMU_EFI.fd";
 

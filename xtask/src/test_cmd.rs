@@ -418,7 +418,9 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
                 .path
                 .with_extension(format!("{}.esp", run.cell.name().replace('/', "-")));
             let cmdline = cfg.hypervisor_cmdline();
-            let written = if s.boot.uefi_shell {
+            let written = if s.boot.uefi_grub {
+                crate::uefi::write_grub_esp(&esp, &package.kernel, &package.path, &cmdline)
+            } else if s.boot.uefi_shell {
                 crate::uefi::write_shell_esp(&esp, &package.kernel, &package.path, &cmdline)
             } else {
                 crate::uefi::write_esp(&esp, &package.kernel, &package.path, &cmdline)

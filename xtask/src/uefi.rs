@@ -59,6 +59,50 @@ pub fn write_shell_esp(dir: &Path, image: &Path, package: &Path, cmdline: &str) 
     Ok(())
 }
 
+/// The GRUB configuration [`write_grub_esp`] embeds: GRUB's EFI `linux` loader starts the
+/// image through its PE entry with the arguments as LoadOptions and hands the package over
+/// as the initrd.
+pub fn grub_cfg(cmdline: &str) -> String {
+    format!(
+        "set timeout=0\nsearch --no-floppy --file --set=root /{SHELL_IMAGE}\n\
+         linux /{SHELL_IMAGE} {cmdline}\ninitrd /vms.pkg\nboot\n"
+    )
+}
+
+/// Writes `dir` as an ESP whose boot file is a standalone GRUB (Debian's
+/// `grub-efi-arm64-bin`, built with `grub-mkstandalone`) that boots [`SHELL_IMAGE`] with
+/// `linux` + `initrd /vms.pkg` ([`grub_cfg`]), the way a server with GRUB would.
+pub fn write_grub_esp(dir: &Path, image: &Path, package: &Path, cmdline: &str) -> Result<()> {
+    crate::setup::ensure_packages(&[crate::setup::GRUB_EFI_ARM64])?;
+    if dir.exists() {
+        fs::remove_dir_all(dir).io(|| format!("clearing {}", dir.display()))?;
+    }
+    let boot = dir.join(BOOT_FILE);
+    let boot_dir = boot.parent().expect("BOOT_FILE has a directory");
+    fs::create_dir_all(boot_dir).io(|| format!("creating {}", boot_dir.display()))?;
+    fs::copy(image, dir.join(SHELL_IMAGE)).io(|| format!("copying {}", image.display()))?;
+    fs::copy(package, dir.join("vms.pkg")).io(|| format!("copying {}", package.display()))?;
+    let cfg = dir.with_extension("grub.cfg");
+    fs::write(&cfg, grub_cfg(cmdline)).io(|| format!("writing {}", cfg.display()))?;
+    let mut embed = std::ffi::OsString::from("boot/grub/grub.cfg=");
+    embed.push(&cfg);
+    let status = std::process::Command::new("grub-mkstandalone")
+        .args([
+            "-O",
+            "arm64-efi",
+            "--modules=part_gpt part_msdos fat search linux",
+            "-o",
+        ])
+        .arg(&boot)
+        .arg(embed)
+        .status()
+        .io(|| "running grub-mkstandalone".into())?;
+    if !status.success() {
+        return Err(crate::fail!("grub-mkstandalone failed ({status})"));
+    }
+    Ok(())
+}
+
 /// A copy of the arm64 Image `image` whose header asks for `text_offset` (QEMU `-kernel`
 /// loads an Image at RAM base + text_offset): how scenarios place the self-relocating
 /// hypervisor away from its link address.
@@ -109,6 +153,15 @@ mod tests {
             "fs0:\r\nhypervisor.efi backend=nvhe\r\n"
         );
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn grub_boots_the_image_with_the_package_as_initrd() {
+        assert_eq!(
+            grub_cfg("backend=nvhe"),
+            "set timeout=0\nsearch --no-floppy --file --set=root /hypervisor.efi\n\
+             linux /hypervisor.efi backend=nvhe\ninitrd /vms.pkg\nboot\n"
+        );
     }
 
     #[test]
