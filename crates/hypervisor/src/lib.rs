@@ -10,7 +10,6 @@ extern crate alloc;
 
 pub mod bootargs;
 pub mod dbt_runtime;
-pub mod dbt_runtime;
 pub mod devices;
 pub mod errata;
 pub mod exits;
