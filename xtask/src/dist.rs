@@ -25,8 +25,9 @@ Install the hypervisor on an arm64 server (UEFI firmware, EL2 entry):
     efibootmgr -c -d /dev/sdX -p 1 -L hypervisor -l '\\EFI\\BOOT\\BOOTAA64.EFI'
   EFI shell:   FS0:   then   \\EFI\\BOOT\\BOOTAA64.EFI backend=auto
                (arguments are the command line; without any, hypervisor/cmdline.txt)
-  GRUB:        menuentry 'hypervisor' { chainloader /EFI/BOOT/BOOTAA64.EFI backend=auto }
-               (the image reads hypervisor/vms.pkg from the volume it was loaded from)
+  GRUB:        menuentry 'hypervisor' { linux /hypervisor.efi backend=auto; initrd /vms.pkg }
+               or chainloader /EFI/BOOT/BOOTAA64.EFI backend=auto
+               (then the image reads hypervisor/vms.pkg from the volume it was loaded from)
   U-Boot:      load mmc 0:1 ${kernel_addr_r} hypervisor.efi
                load mmc 0:1 ${ramdisk_addr_r} vms.pkg
                booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}
