@@ -21,6 +21,16 @@ enum Fix {
     LdrLit(u8),
 }
 
+/// A point in an [`Asm`] to go back to ([`Asm::mark`], [`Asm::reset`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Mark {
+    words: usize,
+    labels: usize,
+    fixups: usize,
+    literals: usize,
+    aligned: u16,
+}
+
 /// An instruction buffer whose first word will live at byte offset `base` of the code
 /// cache, so that branches to other cache offsets (the epilogue, linked blocks) can be
 /// encoded directly.
@@ -135,6 +145,26 @@ impl Asm {
             }
         };
         self.fix(l, Fix::LdrLit(rt));
+    }
+
+    /// The buffer's current extent, to [`Asm::reset`] to after a lowering that gave up.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            words: self.words.len(),
+            labels: self.labels.len(),
+            fixups: self.fixups.len(),
+            literals: self.literals.len(),
+            aligned: self.aligned,
+        }
+    }
+
+    /// Drops everything emitted (instructions, labels, fixups, literals) since `m`.
+    pub fn reset(&mut self, m: Mark) {
+        self.words.truncate(m.words);
+        self.labels.truncate(m.labels);
+        self.fixups.truncate(m.fixups);
+        self.literals.truncate(m.literals);
+        self.aligned = m.aligned;
     }
 
     /// `B` to an absolute code cache offset.

@@ -505,30 +505,31 @@ impl CodeGen for A64Gen {
                         stubs.push((l, gi.pc, StubKind::Side(start)));
                     }
                 }
-                _ if !lower::supported(&gi.insn) => {
-                    // Not translated, but neither a branch nor a memory access: a call
-                    // into the system model (`sys_call`), in the block.
-                    if cond < 14 {
-                        a.b_cond_to(cond ^ 1, skip);
-                    }
-                    let out = a.label();
-                    let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
-                    call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
-                    stubs.push((out, gi.pc, StubKind::CallExit(k)));
-                }
                 _ => {
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
+                    let mark = a.mark();
                     let mut side = None;
                     let r = if block.wraps.contains(&gi.pc) {
                         lower::lower_wrapping(&mut a, &gi.insn, pc_read, &mut side)
                     } else {
                         lower::lower(&mut a, &gi.insn, pc_read, &mut side)
                     };
-                    debug_assert_eq!(r, Lowered::Done, "{:?}", gi.insn);
-                    if let Some(l) = side {
-                        stubs.push((l, gi.pc, StubKind::Side(start)));
+                    if r == Lowered::Done {
+                        if let Some(l) = side {
+                            stubs.push((l, gi.pc, StubKind::Side(start)));
+                        }
+                    } else {
+                        // Not lowered (what it emitted is dropped), but neither a branch
+                        // nor a memory access (the front end asked `supports`): a call
+                        // into the system model (`sys_call`), in the block.
+                        debug_assert!(sys_call::callable(&gi.insn), "{:?}", gi.insn);
+                        a.reset(mark);
+                        let out = a.label();
+                        let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
+                        call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
+                        stubs.push((out, gi.pc, StubKind::CallExit(k)));
                     }
                 }
             }
