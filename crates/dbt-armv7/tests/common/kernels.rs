@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The kernels, by binary name.
-pub const KERNELS: [&str; 6] = ["crc32", "sort", "matmul", "fib", "chase", "sysreg"];
+pub const KERNELS: [&str; 7] = ["crc32", "sort", "matmul", "fib", "chase", "sysreg", "vfp"];
 
 /// The directory holding the built kernels.
 pub fn built() -> PathBuf {

@@ -694,6 +694,9 @@ fn nreg(w: u32, hi: u32, bit: u32) -> u32 {
 /// Advanced SIMD integer VADD/VSUB/VMUL and the bitwise operations (three registers of
 /// the same length) on D or Q registers.
 fn neon_data_proc(a: &mut Asm, w: u32) -> bool {
+    if field(w, 23, 19) & 0b10111 == 0b10000 && field(w, 7, 4) & 0b1001 == 0b0001 {
+        return neon_modimm(a, w);
+    }
     if flag(w, 23) {
         return false;
     }
@@ -723,6 +726,40 @@ fn neon_data_proc(a: &mut Asm, w: u32) -> bool {
         let rm = src(a, true, m + k, 2);
         let rd = dst(true, d + k, 0);
         a.put(host | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32);
+        commit(a, true, d + k, rd);
+    }
+    true
+}
+
+/// VMOV/VMVN/VORR/VBIC (immediate): A64's MOVI/MVNI/ORR/BIC (vector, immediate) and
+/// FMOV (vector, single-precision immediate) take the same `op`, `cmode` and `imm8` and
+/// expand them the same way (`AdvSIMDExpandImm`), one D register (a Q register's halves
+/// one after the other) at a time.
+fn neon_modimm(a: &mut Asm, w: u32) -> bool {
+    let q = flag(w, 6);
+    let op = flag(w, 5);
+    let cmode = field(w, 11, 8);
+    let d = nreg(w, 15, 22);
+    if (q && d % 2 == 1) || (op && cmode == 0b1111) {
+        return false;
+    }
+    let imm8 = (flag(w, 24) as u32) << 7 | field(w, 18, 16) << 4 | field(w, 3, 0);
+    // VORR/VBIC modify the register; the others replace it.
+    let modifies = cmode & 1 == 1 && cmode < 0b1100;
+    for k in 0..1 + q as u32 {
+        let rd = if modifies {
+            src(a, true, d + k, 0)
+        } else {
+            dst(true, d + k, 0)
+        };
+        a.put(
+            0x0f00_0400
+                | (op as u32) << 29
+                | (imm8 >> 5) << 16
+                | cmode << 12
+                | (imm8 & 0x1f) << 5
+                | rd as u32,
+        );
         commit(a, true, d + k, rd);
     }
     true
