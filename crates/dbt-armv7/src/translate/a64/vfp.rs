@@ -22,8 +22,8 @@
 //! integers rounding to zero and from integers), VMRS of FPSCR (to a core register or
 //! `APSR_nzcv`), VLDR/VSTR and VLDM/VSTM/VPUSH/VPOP (with the word-alignment check as a
 //! side exit), VMOV between core registers and S/D registers or D-register scalars,
-//! VLD1/VST1 of multiple registers, and the Advanced SIMD integer VADD/VSUB/VMUL and
-//! bitwise operations on D or Q registers. Everything else (VMSR, conversions with FPSCR
+//! VLD1/VST1 of multiple registers, and the Advanced SIMD integer VADD/VSUB/VMUL, bitwise
+//! operations and modified immediates on D or Q registers. Everything else (VMSR, conversions with FPSCR
 //! rounding or fixed point, Advanced SIMD floating point, which uses the "standard FPSCR
 //! value", the other Advanced SIMD groups) ends the block and runs in the interpreter.
 
