@@ -57,6 +57,7 @@ pub fn run_vcpu(t: &Thread, shared: bool) {
         lrs: lrs.as_mut().filter(|_| vm.vgic.is_some()),
         debug,
         slice_end: shared.then(|| timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US)),
+        id_table: super::vcpu_host::id_table(),
     };
     load(&mut host, ctx, timers, sw);
     let mut stats = ExitStats::default();

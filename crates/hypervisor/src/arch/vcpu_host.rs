@@ -22,7 +22,7 @@ use crate::exits::{
 use crate::idregs::{IdPolicy, IdReg};
 
 /// Number of ID registers in the `HCR_EL2.TID3` space: CRm 1..=7, op2 0..=7.
-const ID_TABLE_LEN: usize = 7 * 8;
+pub const ID_TABLE_LEN: usize = 7 * 8;
 
 /// What guests read from each ID register, computed once from the hardware and the
 /// machine's policy (the hardware values never change; the policy is set at boot, before
@@ -33,7 +33,12 @@ static ID_TABLE: spin::Once<[u64; ID_TABLE_LEN]> = spin::Once::new();
 /// sanitised by the machine's policy, from a table built by the first call (at boot:
 /// `run::configure`).
 pub fn id_register(reg: IdReg) -> u64 {
-    let table = ID_TABLE.call_once(|| {
+    id_lookup(id_table(), reg)
+}
+
+/// The table behind [`id_register`] (built on the first call).
+pub fn id_table() -> &'static [u64; ID_TABLE_LEN] {
+    ID_TABLE.call_once(|| {
         let policy = sysregs::policy();
         core::array::from_fn(|i| {
             let reg = IdReg {
@@ -42,7 +47,11 @@ pub fn id_register(reg: IdReg) -> u64 {
             };
             crate::idregs::sanitize(reg, cpu::read_id_register(reg.crm, reg.op2), &policy)
         })
-    });
+    })
+}
+
+/// `reg` (CRm 1..=7) in `table`.
+fn id_lookup(table: &[u64; ID_TABLE_LEN], reg: IdReg) -> u64 {
     let index = usize::from(reg.crm.wrapping_sub(1)) * 8 + usize::from(reg.op2 & 7);
     table.get(index).copied().unwrap_or(0)
 }
@@ -61,6 +70,8 @@ pub struct VcpuHost<'a> {
     pub debug: &'a mut DebugRegs,
     /// End of the current time slice (physical counter), when the CPU is shared.
     pub slice_end: Option<u64>,
+    /// What guests read from the ID registers ([`id_table`]).
+    pub id_table: &'static [u64; ID_TABLE_LEN],
 }
 
 impl<'a> VcpuHost<'a> {
@@ -272,7 +283,7 @@ impl Platform for VcpuHost<'_> {
     }
 
     fn id_register(&self, reg: IdReg) -> u64 {
-        id_register(reg)
+        id_lookup(self.id_table, reg)
     }
 
     fn claim_debug_registers(&mut self, access: &SysRegAccess) -> bool {

@@ -137,6 +137,14 @@ fn hvc<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     Fast::Done
 }
 
+/// Steps the PC over a trapped AArch64 `MRS`/`MSR` (EC 0x18 is only taken from AArch64
+/// state, always with a 32-bit instruction: what `skip_instruction` would do, without
+/// looking at `ESR_EL2.IL` and `PSTATE.nRW`).
+#[inline(always)]
+fn step_a64<H>(ctx: &mut FastCtx<'_, H>) {
+    ctx.vcpu.regs.pc = ctx.vcpu.regs.pc.wrapping_add(4);
+}
+
 /// `ISS` bits of a trapped `MRS`/`MSR` that fix `op0`, `op1`, `CRn` and the direction.
 const SYS_ID_MASK: u32 = (0b11 << 20) | (0b111 << 14) | (0xf << 10) | 1;
 /// Their value for a read in the ID register space: `op0` = 3, `op1` = 0, `CRn` = 0, `MRS`.
@@ -158,7 +166,7 @@ fn sysreg<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     let rt = ((iss >> 5) & 0x1f) as u8;
     let value = ctx.vm.id_register(reg);
     ctx.vcpu.regs.write(rt, value);
-    ctx.skip(info.esr);
+    step_a64(ctx);
     ctx.stats.count(ExitReason::SysReg);
     Fast::Done
 }
@@ -179,7 +187,7 @@ fn sgi<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     let Some(to_me) = ctx.vm.write_sgi_reporting(reg, value) else {
         return Fast::Slow; // no virtual GICv3: UNDEFINED from the general path
     };
-    ctx.skip(info.esr);
+    step_a64(ctx);
     ctx.stats.count(ExitReason::SysReg);
     if to_me {
         Fast::Changed
