@@ -366,7 +366,7 @@ fn media(rng: &mut Rng, c: u32) -> u32 {
                 | load << 20
                 | BASE_REG << 16
                 | rt << 12
-                | 8 * rng.below(9)
+                | (8 * rng.below(9))
         }
         14 if !EX_SEQ.with(|e| e.get()) => {
             // STM{IA,IB,DA,DB} r11, {..., pc} (no writeback).
