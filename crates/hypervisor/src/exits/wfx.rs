@@ -22,7 +22,9 @@ pub fn wfx<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     // passed, or one the hardware did not report (ISS.RV = 0), ends the wait at once (a WFIT
     // may always complete early).
     let mut timeout = None;
-    if let Exit::WfxTimeout { reg, .. } = ctx.exit() {
+    // ISS.TI bit 1 set: WFIT/WFET (only then is the whole syndrome worth decoding).
+    let with_timeout = ctx.info.iss() & 0b10 != 0;
+    if let Some(Exit::WfxTimeout { reg, .. }) = with_timeout.then(|| ctx.exit()) {
         let Some(reg) = reg else {
             return Outcome::Emulated;
         };
