@@ -9,6 +9,8 @@
 //! build an error), checks alignment and width, and turns the offset into the handler's
 //! argument: the first INTID (per-interrupt rows) or a byte offset (other rows).
 
+use core::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::model::irq::Irq;
 use crate::model::Vgic;
 use crate::VgicError;
@@ -138,6 +140,9 @@ macro_rules! per_irq {
 }
 pub(crate) use per_irq;
 
+/// Index of the row the last lookup found (a hint; any table, any CPU).
+static LAST_ROW: AtomicUsize = AtomicUsize::new(0);
+
 /// Finds the row and the handler argument, or the error for this access.
 fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
     if !matches!(size, 1 | 2 | 4 | 8) {
@@ -146,7 +151,18 @@ fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), Vgi
     if !offset.is_multiple_of(u64::from(size)) {
         return Err(misaligned(table, offset, size));
     }
-    let idx = table.partition_point(|r| r.end <= offset);
+    // The row of the previous access (any table) first: a guest polls one register, or walks
+    // a range, far more often than it jumps; checked, so a stale or foreign hint only costs
+    // the binary search.
+    let hint = LAST_ROW.load(Ordering::Relaxed);
+    let idx = match table.get(hint) {
+        Some(r) if r.offset <= offset && offset < r.end => hint,
+        _ => {
+            let idx = table.partition_point(|r| r.end <= offset);
+            LAST_ROW.store(idx, Ordering::Relaxed);
+            idx
+        }
+    };
     let r = table
         .get(idx)
         .filter(|r| r.offset <= offset)
