@@ -78,13 +78,59 @@ fn diff(c: &Case, names: [&str; 3], recs: [&[u8]; 3]) -> String {
     s
 }
 
+/// Whether the case contains a store-exclusive (`STREX`, `STREXB/H/D`): the only
+/// instruction whose translated outcome may differ between two runs, because the host's
+/// exclusive monitor (here qemu-aarch64's) may fail a `STXR` for reasons outside the guest,
+/// as the architecture allows.
+fn has_store_exclusive(c: &Case) -> bool {
+    use dbt_armv7::decode::{decode_a32, decode_thumb, Op};
+    let mut k = 0;
+    while k < c.code.len() {
+        let insn = if c.thumb {
+            let hw1 = c.code[k] as u16;
+            let hw2 = c.code.get(k + 1).copied().unwrap_or(0) as u16;
+            decode_thumb(hw1, hw2)
+        } else {
+            decode_a32(c.code[k])
+        };
+        if matches!(insn.op, Op::Strex { .. }) {
+            return true;
+        }
+        k += if c.thumb {
+            usize::from(insn.len / 2).max(1)
+        } else {
+            1
+        };
+    }
+    false
+}
+
+/// Runs `case` alone through the translator up to three times; true when one run leaves
+/// exactly `want` (the record qemu-arm and the interpreter agreed on).
+fn translator_agrees_on_rerun(case: &Case, src: &[u8], tag: &str, want: &[u8]) -> bool {
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-dbt-{}", std::process::id()));
+    let path = dir.join(format!("{tag}-rerun.elf"));
+    let img = build(std::slice::from_ref(case), src);
+    std::fs::write(&path, &img.bytes).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agrees = (0..3).any(|_| {
+        let t = common::a64::run(&path, false);
+        t.status.success() && matches!(records(&t.stdout, 1, None), Ok(r) if r[0] == want)
+    });
+    let _ = std::fs::remove_file(&path);
+    agrees
+}
+
 /// Runs one batch three ways, removing rejected cases; returns mismatches and the
-/// runner's counters.
+/// runner's counters. A translator-only difference in a case with a store-exclusive that
+/// disappears when the case runs again is a spurious exclusive failure of the host: it is
+/// counted in `spurious` (and reported), not a mismatch.
 fn run_batch3(
     mut cases: Vec<Case>,
     src: &[u8],
     tag: &str,
     rejects: &mut Rejects,
+    spurious: &mut Vec<String>,
 ) -> (Vec<String>, Vec<(String, u64)>) {
     let dir = std::env::temp_dir().join(format!("dbt-armv7-dbt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -141,6 +187,14 @@ fn run_batch3(
         let (qemu, interp, dbt) = (qemu.unwrap(), interp.unwrap(), dbt.unwrap());
         let mut fails = Vec::new();
         for (k, c) in cases.iter().enumerate() {
+            if qemu[k] == interp[k]
+                && qemu[k] != dbt[k]
+                && has_store_exclusive(c)
+                && translator_agrees_on_rerun(c, src, tag, &qemu[k])
+            {
+                spurious.push(format!("{tag} case {k}: {}", c.line()));
+                continue;
+            }
             if qemu[k] != interp[k] || qemu[k] != dbt[k] {
                 fails.push(format!(
                     "{tag} case {k}: {}",
@@ -190,9 +244,16 @@ fn translator_matches_interpreter_and_qemu() {
         reasons: Vec::new(),
     };
     let mut fails = Vec::new();
+    let mut spurious = Vec::new();
     let mut totals: std::collections::BTreeMap<String, u64> = Default::default();
     for (b, chunk) in cases.chunks(BATCH).enumerate() {
-        let (f, st) = run_batch3(chunk.to_vec(), &src, &format!("batch{b}"), &mut rejects);
+        let (f, st) = run_batch3(
+            chunk.to_vec(),
+            &src,
+            &format!("batch{b}"),
+            &mut rejects,
+            &mut spurious,
+        );
         fails.extend(f);
         for (k, v) in st {
             *totals.entry(k).or_default() += v;
@@ -217,6 +278,18 @@ fn translator_matches_interpreter_and_qemu() {
     for r in &rejects.reasons {
         println!("rejected: {r}");
     }
+    println!(
+        "translator differential: {} spurious store-exclusive failures of the host (matched on rerun)",
+        spurious.len()
+    );
+    for s in &spurious {
+        println!("spurious store-exclusive failure: {s}");
+    }
+    assert!(
+        spurious.len() * 1000 <= count.max(1000),
+        "{} spurious store-exclusive failures in {count} sequences (more than 0.1 %): a translator bug, not the host",
+        spurious.len()
+    );
     if !fails.is_empty() {
         for f in fails.iter().take(15) {
             eprintln!("{f}");
