@@ -287,13 +287,15 @@ pub fn run_logged(
 }
 
 /// `cargo xtask bench`. Returns the exit status (1 if a run failed). With `dbt`, only the
-/// translator benchmark ([`crate::bench_dbt`]).
+/// translator benchmark ([`crate::bench_dbt`]); with `smp_scaling`, only the core-count
+/// comparison ([`crate::bench_smp`]).
 pub fn run(
     ws: &Workspace,
     filter: Option<&str>,
     linux: bool,
     dbt: bool,
     profile: Option<&str>,
+    smp_scaling: bool,
 ) -> Result<i32> {
     if dbt {
         return crate::bench_dbt::run(ws);
@@ -402,6 +404,22 @@ pub fn run(
             println!("{report}");
         }
         return Ok(0);
+    }
+    if smp_scaling {
+        let files = crate::bench_smp::Files {
+            qemu: &qemu_path,
+            dir: &out_dir,
+            guest_bin: &guest_bin,
+            hv_bin: &hv_bin,
+            package: &package,
+        };
+        let runs = crate::bench_smp::run(&files, filter);
+        println!("{}", crate::bench_smp::table(&runs));
+        return Ok(if runs.iter().all(|(_, _, r)| r.is_some()) {
+            0
+        } else {
+            1
+        });
     }
     let mut results: Vec<(Cell, Results)> = Vec::new();
     let mut failed = 0;

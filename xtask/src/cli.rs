@@ -103,6 +103,11 @@ pub struct BenchArgs {
     /// counts them; needs cc).
     #[arg(long, value_name = "OP")]
     pub profile: Option<String>,
+    /// Instead: hvc, sysreg and ipi-roundtrip of the 2-vCPU bench VM on machines of 1, 4
+    /// and 8 physical CPUs (max/vhe gic3 and cortex-a57/nvhe gic2; `--filter` applies), as
+    /// markdown tables: the cost should not grow with the core count.
+    #[arg(long, conflicts_with_all = ["dbt", "profile", "linux"])]
+    pub smp_scaling: bool,
 }
 
 /// What goes into the VM package: one VM from options, or a configuration file.
@@ -851,5 +856,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn bench_smp_scaling_flag() {
+        match parse(&["bench", "--smp-scaling", "--filter", "gic3"])
+            .expect("parses")
+            .command
+        {
+            Command::Bench(b) => {
+                assert!(b.smp_scaling);
+                assert_eq!(b.filter.as_deref(), Some("gic3"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["bench"]).expect("parses").command {
+            Command::Bench(b) => assert!(!b.smp_scaling),
+            other => panic!("{other:?}"),
+        }
+        let err = parse(&["bench", "--smp-scaling", "--dbt"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ArgumentConflict);
     }
 }

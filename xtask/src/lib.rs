@@ -8,6 +8,7 @@ pub mod bench_dbt;
 pub mod bench_dbt_vm;
 pub mod bench_linux;
 pub mod bench_profile;
+pub mod bench_smp;
 pub mod build;
 pub mod check;
 pub mod cli;

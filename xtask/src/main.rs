@@ -49,6 +49,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             args.linux,
             args.dbt,
             args.profile.as_deref(),
+            args.smp_scaling,
         ),
         Command::Check => {
             let tally = check::run(&ws)?;
