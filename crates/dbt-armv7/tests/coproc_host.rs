@@ -8,8 +8,11 @@ use std::rc::Rc;
 use dbt_armv7::cpu::CoprocHost;
 use dbt_armv7::{Cpu, Exit, FlatRam};
 
+/// One recorded write: opc1, CRn, CRm, opc2 and the value.
+type Write = (u8, u8, u8, u8, u64);
+
 /// Records writes; answers `CNTV_CTL` and `CNTVCT` reads.
-struct Host(Rc<RefCell<Vec<(u8, u8, u8, u8, u64)>>>);
+struct Host(Rc<RefCell<Vec<Write>>>);
 
 impl CoprocHost for Host {
     fn undefined(&mut self, _cp: u8, _opc1: u8, crn: u8, _crm: u8, _opc2: u8) -> bool {
