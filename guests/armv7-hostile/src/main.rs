@@ -3,7 +3,9 @@
 //! time), calls `HVC`/`SMC` with pseudo-random function IDs and arguments, and loads (and,
 //! above its RAM, stores) across the whole 32-bit IPA space from A32 and T32, including
 //! forms without a syndrome. Whatever comes back (a value, `NOT_SUPPORTED`, an UNDEFINED
-//! exception, an external abort), it counts and goes on; it prints the counts and
+//! exception, an external abort), it counts and goes on. Last, a seeded storm of random
+//! `MCR`/`MRC`/`MCRR`/`MRRC` to CP15 and CP14 (`seed=N` on the command line; see the
+//! README for the writes it leaves out). It prints the counts and
 //! `armv7-hostile: PASS` and ends with PSCI `SYSTEM_OFF`: the hypervisor kept running.
 
 #![cfg_attr(target_arch = "arm", no_std, no_main)]
@@ -17,5 +19,11 @@ fn main() {
 mod probes;
 #[cfg(target_arch = "arm")]
 mod rt;
+#[cfg(target_arch = "arm")]
+mod seed;
+#[cfg(target_arch = "arm")]
+mod storm;
+#[cfg(target_arch = "arm")]
+mod storm_report;
 #[cfg(target_arch = "arm")]
 mod uart;

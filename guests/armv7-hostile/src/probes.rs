@@ -28,9 +28,9 @@ const CALLS: u32 = 400;
 /// Two instructions written at run time and executed: the CP15 access and `BX LR`.
 static mut CODE: [u32; 2] = [0; 2];
 
-/// The program.
+/// The program; `dtb` (`r2` at entry) is the device tree with the command line.
 #[no_mangle]
-extern "C" fn main() -> ! {
+extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     puts("armv7-hostile: AArch32 guest up\n");
     let (u0, _) = counts();
     let n = cp15_space();
@@ -47,10 +47,12 @@ extern "C" fn main() -> ! {
         a1 - a0,
         "external aborts",
     );
+    let storm = crate::storm_report::run(dtb);
     let v = call(false, [PSCI_VERSION, 0, 0, 0]);
     if v != 0x1_0000 {
         fail("PSCI_VERSION after the probes", v);
     }
+    crate::storm_report::verdict(storm);
     puts("armv7-hostile: PASS\n");
     call(false, [PSCI_SYSTEM_OFF, 0, 0, 0]);
     fail("SYSTEM_OFF returned", 0)
@@ -68,8 +70,9 @@ fn report(what: &str, n: u32, answered: u32, how: &str) {
     puts("\n");
 }
 
-/// Runs the two instructions in `CODE` (written just before).
-fn run_code(first: u32) {
+/// Runs the two instructions in `CODE` (written just before) with `r0`, `r1` = `a`, `b`
+/// (the source registers of a generated `MCR`/`MCRR`).
+pub fn run_code(first: u32, a: u32, b: u32) {
     let code = addr_of_mut!(CODE);
     // SAFETY: CODE is ours; the MMU and caches are off, and the DSB/ISB/ICIALLU make the
     // new instructions visible before they run.
@@ -88,7 +91,7 @@ fn run_code(first: u32) {
             "2:",
             z = in(reg) 0u32,
             c = in(reg) code as u32,
-            out("r0") _, out("r1") _, out("r3") _, out("r12") _, out("lr") _,
+            inout("r0") a => _, inout("r1") b => _, out("r3") _, out("r12") _, out("lr") _,
             options(nostack),
         );
     }
@@ -101,7 +104,11 @@ fn cp15_space() -> u32 {
         for crn in 0..16u32 {
             for crm in 0..16u32 {
                 for opc2 in 0..8u32 {
-                    run_code(MRC_P15_R0 | (opc1 << 21) | (crn << 16) | (opc2 << 5) | crm);
+                    run_code(
+                        MRC_P15_R0 | (opc1 << 21) | (crn << 16) | (opc2 << 5) | crm,
+                        0,
+                        0,
+                    );
                     n += 1;
                 }
             }
@@ -109,7 +116,7 @@ fn cp15_space() -> u32 {
     }
     for opc1 in 0..16u32 {
         for crm in 0..16u32 {
-            run_code(MRRC_P15_R0_R1 | (opc1 << 4) | crm);
+            run_code(MRRC_P15_R0_R1 | (opc1 << 4) | crm, 0, 0);
             n += 1;
         }
     }

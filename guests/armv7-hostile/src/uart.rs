@@ -28,3 +28,18 @@ pub fn puthex(v: u32) {
         putc(b"0123456789abcdef"[((v >> (4 * i)) & 15) as usize]);
     }
 }
+
+/// Writes a 32-bit value in decimal.
+pub fn putdec(v: u32) {
+    let mut digits = [0u8; 10];
+    let (mut v, mut n) = (v, 0);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    digits[..n].iter().rev().for_each(|&c| putc(c));
+}
