@@ -18,6 +18,8 @@
 use aarch64_cpu::registers::*;
 use dbt_armv7::cpu::{CoprocHost, SysCounter};
 
+use crate::vectors::guest_sysreg;
+
 /// The guest's view of the system counter: the VM's virtual count.
 pub struct VirtualCounter;
 
@@ -127,7 +129,7 @@ impl CoprocHost for Registers {
             (14, 2, 1) => CNTP_CTL_EL0.get(),
             (14, 3, 0) => CNTV_TVAL_EL0.get(),
             (14, 3, 1) => CNTV_CTL_EL0.get(),
-            (4 | 12, ..) if self.gicv3 => icc_read(crn, crm, opc2)?,
+            (4 | 12, ..) if self.gicv3 => guest_sysreg(|| icc_read(crn, crm, opc2)).flatten()?,
             _ => return None,
         };
         Some(v as u32)
@@ -144,7 +146,10 @@ impl CoprocHost for Registers {
             (14, 2, 1) => CNTP_CTL_EL0.set(v & 3),
             (14, 3, 0) => CNTV_TVAL_EL0.set(value as i32 as i64 as u64),
             (14, 3, 1) => CNTV_CTL_EL0.set(v & 3),
-            (4 | 12, ..) if self.gicv3 => return icc_write(crn, crm, opc2, v),
+            // Refused by the hypervisor (UNDEFINED): the model makes it the guest's.
+            (4 | 12, ..) if self.gicv3 => {
+                return guest_sysreg(|| icc_write(crn, crm, opc2, v)).unwrap_or(false)
+            }
             _ => return false,
         }
         true
@@ -175,9 +180,17 @@ impl CoprocHost for Registers {
         match (crm, opc1) {
             (14, 2) => CNTP_CVAL_EL0.set(value),
             (14, 3) => CNTV_CVAL_EL0.set(value),
-            (12, 0) if self.gicv3 => msr!("icc_sgi1r_el1", value),
-            (12, 1) if self.gicv3 => msr!("icc_asgi1r_el1", value),
-            (12, 2) if self.gicv3 => msr!("icc_sgi0r_el1", value),
+            // The SGI registers; one the hypervisor refuses (e.g. group 0 `ICC_SGI0R_EL1`)
+            // is UNDEFINED for the guest (the model has no such 64-bit register).
+            (12, 0) if self.gicv3 => {
+                return guest_sysreg(|| msr!("icc_sgi1r_el1", value)).is_some()
+            }
+            (12, 1) if self.gicv3 => {
+                return guest_sysreg(|| msr!("icc_asgi1r_el1", value)).is_some()
+            }
+            (12, 2) if self.gicv3 => {
+                return guest_sysreg(|| msr!("icc_sgi0r_el1", value)).is_some()
+            }
             _ => return false,
         }
         true

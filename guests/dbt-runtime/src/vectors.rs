@@ -2,11 +2,12 @@
 //! unmapped or wrapped address, write-protected code page, alignment on device memory, an
 //! external abort the hypervisor injects for an access nothing backs) go back to the
 //! engine through `redirect_fault`, which resumes at the epilogue with the exact guest
-//! state; aborts of the bus probes (`bus.rs`) return a failure to their caller. Anything
-//! else is a runtime bug: reported, and the VM ends.
+//! state; aborts of the bus probes (`bus.rs`) return a failure to their caller; an
+//! UNDEFINED system-register access made for the guest ([`guest_sysreg`]) becomes the
+//! guest's UNDEFINED. Anything else is a runtime bug: reported, and the VM ends.
 
 use aarch64_cpu::registers::*;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::translate::a64::redirect_fault;
 
 /// The code cache `[lo, hi)` and the epilogue's address, set before translated code runs.
@@ -32,6 +33,26 @@ pub struct Frame {
 
 /// `ESR_EL1.EC`: data abort taken without a change in exception level.
 const EC_DABT_CUR: u64 = 0x25;
+/// `ESR_EL1.EC`: unknown reason, i.e. UNDEFINED (what the hypervisor injects for a system
+/// register it refuses, e.g. `ICC_SGI0R_EL1`).
+const EC_UNKNOWN: u64 = 0x00;
+
+/// Set while the runtime accesses a system register on the guest's behalf
+/// ([`guest_sysreg`]); the runtime runs one vCPU with its interrupts masked.
+static GUEST_SYSREG: AtomicBool = AtomicBool::new(false);
+/// Set by the vectors when that access was UNDEFINED.
+static GUEST_SYSREG_UNDEF: AtomicBool = AtomicBool::new(false);
+
+/// Runs `access`, a system-register instruction the guest asked for (`coproc.rs`): `None`
+/// when it was UNDEFINED (the instruction is skipped), so the guest takes its UNDEFINED
+/// exception instead of the runtime ending on an exception it did not expect.
+pub fn guest_sysreg<T>(access: impl FnOnce() -> T) -> Option<T> {
+    GUEST_SYSREG_UNDEF.store(false, Ordering::SeqCst);
+    GUEST_SYSREG.store(true, Ordering::SeqCst);
+    let value = access();
+    GUEST_SYSREG.store(false, Ordering::SeqCst);
+    (!GUEST_SYSREG_UNDEF.swap(false, Ordering::SeqCst)).then_some(value)
+}
 /// Vector kinds (offset within a group of four).
 const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
 
@@ -102,6 +123,12 @@ core::arch::global_asm!(
 extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
     let esr = ESR_EL1.get();
     let far = FAR_EL1.get();
+    if kind == 4 && esr >> 26 == EC_UNKNOWN && GUEST_SYSREG.load(Ordering::SeqCst) {
+        // The guest's system-register access was UNDEFINED: skip it and tell the caller.
+        GUEST_SYSREG_UNDEF.store(true, Ordering::SeqCst);
+        f.elr += 4;
+        return;
+    }
     if kind == 4 && esr >> 26 == EC_DABT_CUR {
         if crate::bus::is_probe(f.elr) {
             // A bus probe faulted: it returns (x0 = garbage, x1 = 1) to its caller.
