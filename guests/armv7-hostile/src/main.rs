@@ -5,7 +5,8 @@
 //! forms without a syndrome. Whatever comes back (a value, `NOT_SUPPORTED`, an UNDEFINED
 //! exception, an external abort), it counts and goes on. Last, a seeded storm of random
 //! `MCR`/`MRC`/`MCRR`/`MRRC` to CP15 and CP14 (`seed=N` on the command line; see the
-//! README for the writes it leaves out). It prints the counts and
+//! README for the writes it leaves out) at PL1, then at PL0 (User mode) with fixed probes
+//! of what PL0 may and may not reach. It prints the counts and
 //! `armv7-hostile: PASS` and ends with PSCI `SYSTEM_OFF`: the hypervisor kept running.
 
 #![cfg_attr(target_arch = "arm", no_std, no_main)]
@@ -23,6 +24,8 @@ mod rt;
 mod seed;
 #[cfg(target_arch = "arm")]
 mod storm;
+#[cfg(target_arch = "arm")]
+mod storm_pl0;
 #[cfg(target_arch = "arm")]
 mod storm_report;
 #[cfg(target_arch = "arm")]

@@ -1,6 +1,6 @@
 //! Entry, mode stacks, vectors that resume at a chosen address, HVC/SMC calls, panic.
 //!
-//! An UNDEFINED instruction or a data abort is counted and execution resumes at `RESUME`
+//! An UNDEFINED instruction, an `SVC` or a data abort is counted and execution resumes at `RESUME`
 //! in Supervisor mode (switched with `CPS`: under QEMU 7.2 an exception return after an
 //! exception the hypervisor injected would use a stale SPSR, see the root README).
 
@@ -33,7 +33,7 @@ _start:
 vectors:
     b .
     b und_entry
-    b .
+    b svc_entry
     b .
     b dabt_entry
     b .
@@ -45,6 +45,15 @@ und_entry:
     ldr r12, [sp]
     add r12, r12, #1
     str r12, [sp]
+    b resume
+
+    @ SVC (the USR-mode storm's way back): counted with r12 and LR_svc, which the
+    @ exception has already overwritten; SP_svc stays the program's stack.
+svc_entry:
+    ldr r12, =COUNTS
+    ldr lr, [r12, #8]
+    add lr, lr, #1
+    str lr, [r12, #8]
     b resume
 
 dabt_entry:
@@ -62,9 +71,9 @@ resume:
 "#
 );
 
-/// UNDEFINED exceptions and data aborts taken.
+/// UNDEFINED exceptions, data aborts and SVCs taken.
 #[no_mangle]
-static mut COUNTS: [u32; 2] = [0; 2];
+static mut COUNTS: [u32; 3] = [0; 3];
 
 /// Where the vectors resume (bit 0: T32).
 #[no_mangle]
@@ -75,6 +84,12 @@ pub fn counts() -> (u32, u32) {
     // SAFETY: words the exception handlers update; one CPU.
     let c = unsafe { read_volatile(addr_of!(COUNTS)) };
     (c[0], c[1])
+}
+
+/// `SVC` exceptions so far (the USR-mode storm returns to PL1 with `SVC #0`).
+pub fn svcs() -> u32 {
+    // SAFETY: as for `counts`.
+    unsafe { read_volatile(addr_of!(COUNTS))[2] }
 }
 
 /// Sets where the next exception resumes.

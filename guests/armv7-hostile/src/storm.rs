@@ -52,8 +52,27 @@ fn excluded(cp15: bool, write: bool, wide: bool, opc1: u32, crn: u32, crm: u32, 
     }
 }
 
-/// Runs `accesses` accesses of the storm from `seed` and returns their outcomes.
-pub fn run(seed: u32, accesses: u32) -> Outcomes {
+/// Runs one generated instruction with `r0`, `r1` = `a`, `b` and returns its outcome
+/// (0: completed, 1: UNDEFINED, 2: external abort).
+pub type Execute = fn(insn: u32, a: u32, b: u32) -> usize;
+
+/// Runs one generated instruction at PL1 (Supervisor mode).
+pub fn at_pl1(insn: u32, a: u32, b: u32) -> usize {
+    let (u0, d0) = counts();
+    run_code(insn, a, b);
+    let (u1, d1) = counts();
+    if u1 != u0 {
+        1
+    } else if d1 != d0 {
+        2
+    } else {
+        0
+    }
+}
+
+/// Runs `accesses` accesses of the storm from `seed`, each with `execute` (at PL1:
+/// [`at_pl1`]; at PL0: `crate::storm_pl0::at_pl0`), and returns their outcomes.
+pub fn run(seed: u32, accesses: u32, execute: Execute) -> Outcomes {
     // Spread the seed (xorshift never leaves 0).
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9) | 1);
     let mut out: Outcomes = [[[0; 3]; 2]; 2];
@@ -85,16 +104,7 @@ pub fn run(seed: u32, accesses: u32) -> Outcomes {
             MCR_R0 | dir | (opc1 << 21) | (crn << 16) | (coproc << 8) | (opc2 << 5) | crm
         };
         let (a, b) = (rng.next(), rng.next());
-        let (u0, d0) = counts();
-        run_code(insn, a, b);
-        let (u1, d1) = counts();
-        let outcome = if u1 != u0 {
-            1
-        } else if d1 != d0 {
-            2
-        } else {
-            0
-        };
+        let outcome = execute(insn, a, b);
         out[usize::from(cp15)][usize::from(write)][outcome] += 1;
         n += 1;
     }

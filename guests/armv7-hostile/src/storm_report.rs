@@ -6,8 +6,9 @@ use core::arch::asm;
 use crate::rt::fail;
 use crate::storm::{self, Outcomes, ACCESSES};
 
-/// What [`run`] hands to [`verdict`]: the accesses asked for and their outcomes.
-pub type Storm = (u32, Outcomes);
+/// What [`run`] hands to [`verdict`]: the accesses asked for, their outcomes, and the
+/// PL0 phase.
+pub type Storm = (u32, Outcomes, crate::storm_pl0::Pl0Storm);
 use crate::uart::{putdec, puthex, puts};
 
 /// Seed when the command line has no `seed=N`.
@@ -15,7 +16,7 @@ const DEFAULT_SEED: u32 = 1;
 
 /// SCTLR, VBAR and MIDR (the first two are the storm's excluded writes; MIDR is what the
 /// hypervisor answers, `VPIDR_EL2`).
-fn guarded() -> [u32; 3] {
+pub fn guarded() -> [u32; 3] {
     let (sctlr, vbar, midr): (u32, u32, u32);
     // SAFETY: reads of three PL1 CP15 registers.
     unsafe {
@@ -43,12 +44,21 @@ pub fn run(dtb: u32) -> Storm {
         " (none on the command line: the default)\n"
     });
     let before = guarded();
-    let out = storm::run(seed.unwrap_or(DEFAULT_SEED), accesses);
+    let out = storm::run(seed.unwrap_or(DEFAULT_SEED), accesses, storm::at_pl1);
     let after = guarded();
+    print_counts("storm ", &out);
+    check_guarded(before, after, "");
+    let pl0 = crate::storm_pl0::run(seed.unwrap_or(DEFAULT_SEED), accesses / 4);
+    (accesses, out, pl0)
+}
+
+/// Prints one line per coprocessor and direction: `armv7-hostile: <prefix>CP15 reads : ...`.
+pub fn print_counts(prefix: &str, out: &Outcomes) {
     for (cp, name) in [(1, "CP15"), (0, "CP14")] {
         for (w, dir) in [(0, "reads "), (1, "writes")] {
             let [done, undef, abort] = out[cp][w];
-            puts("armv7-hostile: storm ");
+            puts("armv7-hostile: ");
+            puts(prefix);
             puts(name);
             puts(" ");
             puts(dir);
@@ -63,6 +73,11 @@ pub fn run(dtb: u32) -> Storm {
             puts(" external aborts)\n");
         }
     }
+}
+
+/// Fails unless SCTLR, VBAR and MIDR ([`guarded`]) read `after` as `before`; `phase` is
+/// added to the failure (e.g. `" at PL0"`).
+pub fn check_guarded(before: [u32; 3], after: [u32; 3], phase: &str) {
     for (i, name) in [
         "SCTLR changed by the storm",
         "VBAR changed by the storm",
@@ -73,17 +88,18 @@ pub fn run(dtb: u32) -> Storm {
     {
         if before[i] != after[i] {
             puthex(before[i]);
-            puts(" before\n");
+            puts(" before");
+            puts(phase);
+            puts("\n");
             fail(name, after[i]);
         }
     }
-    (accesses, out)
 }
 
 /// Prints the storm's verdict: every access accounted for, both outcomes seen (a storm
 /// that only met UNDEFINED, or never did, would not have reached the registers), and the
 /// guest still running (the caller has had PSCI answer; this line is the console).
-pub fn verdict((accesses, out): Storm) {
+pub fn verdict((accesses, out, pl0): Storm) {
     if accesses == 0 {
         puts("armv7-hostile: coprocessor storm: left out (storm=0)\n");
         return;
@@ -105,4 +121,5 @@ pub fn verdict((accesses, out): Storm) {
     puts(" UNDEFINED, ");
     putdec(abort);
     puts(" external aborts; PSCI and console work: PASS\n");
+    crate::storm_pl0::verdict(&pl0);
 }
