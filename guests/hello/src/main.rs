@@ -35,18 +35,20 @@ guest_rt::entry!(main);
 fn main(dtb: usize) -> ! {
     say!("Hello from a bare-metal AArch64 EL1 guest (guest-rt, MMU off)");
     let facts = dtb::report(dtb);
+    // `crash` comes before the CPU and firmware reports, so a crashing VM ends early: the
+    // one-vm-fails scenario needs the crash to precede its neighbour's PASS.
+    if facts.bootargs_word("crash") {
+        say!("executing an unexpected UNDEFINED instruction");
+        // SAFETY: `udf` only raises an UNDEFINED exception; with no fault expected, guest-rt's
+        // vectors report it and request SYSTEM_RESET, which is the point.
+        unsafe { core::arch::asm!("udf #0", options(nomem, nostack)) };
+    }
     cpu::report(&facts);
     firmware::report();
     fp::check();
 
     if facts.bootargs_word("panic") {
         panic!("requested by bootargs");
-    }
-    if facts.bootargs_word("crash") {
-        say!("executing an unexpected UNDEFINED instruction");
-        // SAFETY: `udf` only raises an UNDEFINED exception; with no fault expected, guest-rt's
-        // vectors report it and request SYSTEM_RESET, which is the point.
-        unsafe { core::arch::asm!("udf #0", options(nomem, nostack)) };
     }
     if facts.bootargs_word("reset") {
         say!("requesting SYSTEM_RESET");
