@@ -3,7 +3,7 @@
 //! new code visible to instruction fetch, and write protection of guest code pages through
 //! the runtime's stage 1 (`mmu::protect`).
 
-use dbt_armv7::translate::host::{call_prologue, CodeMemory};
+use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory};
 use dbt_armv7::translate::GuestState;
 
 /// The code cache memory.
@@ -35,29 +35,7 @@ impl CodeMemory for Code {
     }
 
     fn sync(&mut self, start: usize, len: usize) {
-        let ctr: u64;
-        // SAFETY: reads CTR_EL0.
-        unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr) };
-        let dline = 4usize << ((ctr >> 16) & 15);
-        let iline = 4usize << (ctr & 15);
-        let lo = self.base as usize + start;
-        let hi = lo + len;
-        let mut a = lo & !(dline - 1);
-        while a < hi {
-            // SAFETY: cleans a line of the code cache to the point of unification.
-            unsafe { core::arch::asm!("dc cvau, {}", in(reg) a) };
-            a += dline;
-        }
-        // SAFETY: barrier.
-        unsafe { core::arch::asm!("dsb ish") };
-        let mut a = lo & !(iline - 1);
-        while a < hi {
-            // SAFETY: invalidates instruction cache lines of the code cache.
-            unsafe { core::arch::asm!("ic ivau, {}", in(reg) a) };
-            a += iline;
-        }
-        // SAFETY: barriers.
-        unsafe { core::arch::asm!("dsb ish", "isb") };
+        sync_code(self.base as usize + start, len);
     }
 
     unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize) {

@@ -1,7 +1,7 @@
 //! The code cache: an RWX mapping, with the AArch64 cache maintenance that makes new code
 //! visible to instruction fetch.
 
-use dbt_armv7::translate::host::{call_prologue, CodeMemory};
+use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory};
 use dbt_armv7::translate::GuestState;
 
 /// Where the code cache is mapped.
@@ -40,29 +40,7 @@ impl CodeMemory for Code {
     }
 
     fn sync(&mut self, start: usize, len: usize) {
-        let ctr: u64;
-        // SAFETY: CTR_EL0 is readable at EL0 under Linux.
-        unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr) };
-        let dline = 4usize << ((ctr >> 16) & 15);
-        let iline = 4usize << (ctr & 15);
-        let lo = self.base as usize + start;
-        let hi = lo + len;
-        let mut a = lo & !(dline - 1);
-        while a < hi {
-            // SAFETY: cleaning a line of our own mapping to the point of unification.
-            unsafe { core::arch::asm!("dc cvau, {}", in(reg) a) };
-            a += dline;
-        }
-        // SAFETY: barrier.
-        unsafe { core::arch::asm!("dsb ish") };
-        let mut a = lo & !(iline - 1);
-        while a < hi {
-            // SAFETY: invalidating instruction cache lines of our own mapping.
-            unsafe { core::arch::asm!("ic ivau, {}", in(reg) a) };
-            a += iline;
-        }
-        // SAFETY: barriers.
-        unsafe { core::arch::asm!("dsb ish", "isb") };
+        sync_code(self.base as usize + start, len);
     }
 
     unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize) {

@@ -56,3 +56,33 @@ pub unsafe fn call_prologue(
         f(state, base as usize + entry)
     }
 }
+
+/// [`CodeMemory::sync`] for an AArch64 host: cleans the data cache to the point of
+/// unification and invalidates the instruction cache over `[addr, addr + len)`, line by
+/// line as `CTR_EL0.DminLine`/`IminLine` give them, then `DSB ISH` + `ISB`, so freshly
+/// written code is what executes.
+#[cfg(target_arch = "aarch64")]
+pub fn sync_code(addr: usize, len: usize) {
+    let ctr: u64;
+    // SAFETY: reads CTR_EL0 (readable at EL0 under Linux and at EL1).
+    unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr) };
+    let dline = 4usize << ((ctr >> 16) & 15);
+    let iline = 4usize << (ctr & 15);
+    let hi = addr + len;
+    let mut a = addr & !(dline - 1);
+    while a < hi {
+        // SAFETY: cleans a data-cache line of the caller's code cache to the PoU.
+        unsafe { core::arch::asm!("dc cvau, {}", in(reg) a) };
+        a += dline;
+    }
+    // SAFETY: barrier.
+    unsafe { core::arch::asm!("dsb ish") };
+    let mut a = addr & !(iline - 1);
+    while a < hi {
+        // SAFETY: invalidates an instruction-cache line of the caller's code cache.
+        unsafe { core::arch::asm!("ic ivau, {}", in(reg) a) };
+        a += iline;
+    }
+    // SAFETY: barriers.
+    unsafe { core::arch::asm!("dsb ish", "isb") };
+}
