@@ -77,6 +77,23 @@ fn ask_firmware(conduit: Option<PsciConduit>) -> ([FirmwareAnswer; 3], &'static 
     )
 }
 
+/// Switches on what the hypervisor does for erratum `id` (a no-op for errata it only logs
+/// or passes to guests).
+fn switch_on(id: Id) {
+    use el2_core::switch::errata as sw;
+    match id {
+        Id::Cavium23154 => gic::v3::set_cavium_23154(),
+        Id::Cavium27456 => sw::enable(sw::ICACHE_AFTER_VTTBR),
+        Id::Arm834220 => sw::enable(sw::AT_FOR_HPFAR),
+        Id::Arm1319367 => {
+            // Both checks are made where it matters: only the non-VHE regime is affected.
+            sw::enable(sw::SPECULATIVE_AT);
+            stage2::hw::block_el1_walks_for_tlbi();
+        }
+        _ => {}
+    }
+}
+
 /// Logs and applies the errata of the CPU with `midr`; asks the firmware about the Spectre
 /// workarounds and tells el2-core what to answer guests.
 pub fn apply(midr: u64, conduit: Option<PsciConduit>) {
@@ -95,9 +112,7 @@ pub fn apply(midr: u64, conduit: Option<PsciConduit>) {
                 crate::hv_log!("errata: {}: NOT worked around (needs {what})", e.name)
             }
         }
-        if e.id == Id::Cavium23154 {
-            gic::v3::set_cavium_23154();
-        }
+        switch_on(e.id);
     }
     if count == 0 {
         crate::hv_log!("errata: none known for MIDR_EL1 {midr:#x}");
@@ -134,4 +149,16 @@ pub fn apply(midr: u64, conduit: Option<PsciConduit>) {
         states[2],
         said(answers[2])
     );
+}
+
+/// At the end of the run: what the world-switch workarounds did (only on CPUs that have
+/// them), so a log shows they ran.
+pub fn report() {
+    use el2_core::switch::errata as sw;
+    if sw::enabled(sw::AT_FOR_HPFAR) {
+        let (resolved, retried) = sw::at_counts();
+        crate::hv_log!(
+            "errata: 834220: {resolved} guest abort(s) took their IPA from AT S1E1R, {retried} re-entered the guest (its stage 1 did not map FAR)"
+        );
+    }
 }

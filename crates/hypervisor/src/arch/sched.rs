@@ -391,6 +391,7 @@ fn machine_done(s: &Scheduler) -> bool {
 
 fn finish_machine(s: &Scheduler) -> ! {
     super::log::report_suppressed();
+    super::errata_boot::report();
     let mut status = 0;
     for vm in &s.vms {
         let end = *vm.end.lock();
