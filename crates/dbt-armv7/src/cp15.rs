@@ -35,6 +35,9 @@ pub struct Cp15 {
     pub cntp_cval: u64,
     pub cntv_ctl: u32,
     pub cntv_cval: u64,
+    /// The guest's TLB maintenance since a translator last took it
+    /// ([`Cp15::take_tlb_maintenance`]); several operations merge.
+    pub tlb_maintenance: Option<crate::mmu::TlbMaintenance>,
 }
 
 /// Result of a CP15 access decided by [`Cp15`] alone.
@@ -95,7 +98,14 @@ impl Cp15 {
             cntp_cval: 0,
             cntv_ctl: 0,
             cntv_cval: 0,
+            tlb_maintenance: None,
         }
+    }
+
+    /// The guest's TLB maintenance since the last call, if any: a translator that caches
+    /// translations drops what it names.
+    pub fn take_tlb_maintenance(&mut self) -> Option<crate::mmu::TlbMaintenance> {
+        self.tlb_maintenance.take()
     }
 
     /// LPAE long-descriptor format in use (`TTBCR.EAE`).
@@ -265,7 +275,14 @@ impl Cp15 {
             | (7, 0, 10, _)
             | (7, 0, 11, 1)
             | (7, 0, 14, _) => None,
-            (8, 0, _, _) => FlushTlb,
+            (8, 0, _, _) => {
+                let op = crate::mmu::TlbMaintenance::decode(crm, opc2, v);
+                self.tlb_maintenance = Some(match self.tlb_maintenance {
+                    Some(before) => before.merge(op),
+                    Option::None => op,
+                });
+                FlushTlb
+            }
             (9, _, _, _) => None,
             (10, 0, 2, 0) => {
                 self.prrr = v;

@@ -103,6 +103,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             level,
             domain: 0,
             manager: false,
+            global: d & (1 << 11) == 0,
         });
     }
 }

@@ -161,6 +161,68 @@ pub struct Walk {
     pub domain: u8,
     /// Domain is Manager (no permission checks) or LPAE (none).
     pub manager: bool,
+    /// The descriptor's nG bit is clear: the translation holds in every address space
+    /// (ASID), not only the current one.
+    pub global: bool,
+}
+
+/// The current address space identifier: `CONTEXTIDR.ASID` with short descriptors, with
+/// LPAE the ASID field (bits 55:48) of `TTBR1` if `TTBCR.A1` is set, else of `TTBR0`.
+pub fn asid(cp15: &Cp15) -> u8 {
+    if cp15.lpae() {
+        let ttbr = if cp15.ttbcr & (1 << 22) != 0 {
+            cp15.ttbr1
+        } else {
+            cp15.ttbr0
+        };
+        (ttbr >> 48) as u8
+    } else {
+        cp15.contextidr as u8
+    }
+}
+
+/// A TLB maintenance operation of the guest (`MCR p15, 0, Rt, c8, CRm, opc2`), as a
+/// translator that caches translations (code keyed by ASID, shadow tables) must apply it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlbMaintenance {
+    /// Every entry (`TLBIALL`, `TLBIALLIS`, the instruction/data-TLB forms).
+    All,
+    /// The non-global entries of one ASID (`TLBIASID`, `TLBIASIDIS`, ...).
+    Asid(u8),
+    /// The entries of one page: of one ASID, and global ones (`TLBIMVA`, `TLBIMVAIS`,
+    /// `TLBIMVAL`, ...).
+    Page {
+        /// The page's address (bits 31:12).
+        va: u32,
+        /// The ASID.
+        asid: u8,
+    },
+    /// The entries of one page in every ASID (`TLBIMVAA`, `TLBIMVAAIS`, `TLBIMVAAL`...).
+    PageAllAsids(u32),
+}
+
+impl TlbMaintenance {
+    /// The operation `MCR p15, 0, v, c8, crm, opc2` performs (any unknown form: all).
+    pub fn decode(crm: u8, opc2: u8, v: u32) -> TlbMaintenance {
+        match (crm, opc2) {
+            (3 | 5 | 6 | 7, 1 | 5) => TlbMaintenance::Page {
+                va: v & !0xfff,
+                asid: v as u8,
+            },
+            (3 | 5 | 6 | 7, 2) => TlbMaintenance::Asid(v as u8),
+            (3 | 7, 3 | 7) => TlbMaintenance::PageAllAsids(v & !0xfff),
+            _ => TlbMaintenance::All,
+        }
+    }
+
+    /// One operation covering both `self` and `other` (at least).
+    pub fn merge(self, other: TlbMaintenance) -> TlbMaintenance {
+        if self == other {
+            self
+        } else {
+            TlbMaintenance::All
+        }
+    }
 }
 
 /// Walks the translation tables for `va` (MMU on).

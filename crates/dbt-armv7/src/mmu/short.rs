@@ -63,7 +63,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
     };
     let l1 = read_desc(bus, (base | idx << 2) as u64, 1)?;
     let afe = cp15.sctlr & (1 << 29) != 0;
-    let (pa_page, ap, xn, pxn, domain, level, af);
+    let (pa_page, ap, xn, pxn, domain, level, af, ng);
     match l1 & 3 {
         0 => return Err(fault(FaultKind::Translation, 1, 0)),
         1 => {
@@ -85,6 +85,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             }
             ap = ((l2 >> 9) & 1) << 2 | ((l2 >> 4) & 3);
             af = l2 & (1 << 4) != 0;
+            ng = l2 & (1 << 11) != 0;
         }
         _ => {
             level = 1;
@@ -92,6 +93,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             xn = l1 & (1 << 4) != 0;
             ap = ((l1 >> 15) & 1) << 2 | ((l1 >> 10) & 3);
             af = l1 & (1 << 10) != 0;
+            ng = l1 & (1 << 17) != 0;
             if l1 & (1 << 18) != 0 {
                 // supersection: PA[39:32] from bits [8:5] and [23:20], domain 0
                 domain = 0;
@@ -130,5 +132,6 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
         level,
         domain,
         manager,
+        global: !ng,
     })
 }

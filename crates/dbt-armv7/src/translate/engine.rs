@@ -7,16 +7,18 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::a64::vfp_host;
-use super::backend::{CodeGen, ExitSite, Runtime};
-use super::frontend::{self, Key};
-use super::host::CodeMemory;
+use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
+use super::frontend::{self, GuestBlock, Key};
+use super::host::{CodeMemory, GuestMmu};
 use super::state::{
     GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
     MAX_BLOCK_INSNS, NO_ENTRY, NO_LINK, RAS_ENTRIES,
 };
 use super::sys_call::{CallCtx, EXIT_CALL};
-use crate::bus::Bus;
+use crate::bus::{Bus, BusFault};
 use crate::cpu::{psr, Cpu, Exit, Mode};
+use crate::decode::{Insn, Op};
+use crate::mmu::{self, Access, TlbMaintenance};
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -26,6 +28,19 @@ const SCTLR_A: u32 = 1 << 1;
 pub const MAX_BLOCKS: usize = 1 << 14;
 /// NZCV bits of the CPSR.
 const NZCV: u32 = 0xf000_0000;
+
+/// [`Key::asid`] of code translated with the guest's MMU off (virtual = physical).
+pub const SPACE_FLAT: u16 = 0;
+/// [`Key::asid`] of code translated with the MMU on from a non-global page (nG = 1) of
+/// ASID `a`: `SPACE_ASID | a`.
+pub const SPACE_ASID: u16 = 0x100;
+/// [`Key::asid`] of code translated with the MMU on from a global page (nG = 0): valid in
+/// every address space. A global and a non-global translation of the same virtual
+/// address at once is a TLB conflict the guest must avoid (ARM ARM B3.9); the non-global
+/// one is looked up first.
+pub const SPACE_GLOBAL: u16 = 0x200;
+/// [`Block::dacr_field`] when no domain check applies (MMU off, LPAE).
+const NO_DOMAIN: u8 = 0xff;
 
 /// Counters of the engine's work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,6 +75,11 @@ pub struct Stats {
     pub system_calls: u64,
     /// Instruction-cache invalidations by the guest that dropped translations.
     pub code_invalidations: u64,
+    /// TLB maintenance operations of the guest (with the MMU on they drop the
+    /// translations of the pages they name).
+    pub tlb_maintenance: u64,
+    /// Blocks translated with the guest's MMU on.
+    pub blocks_mmu_on: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -68,7 +88,15 @@ struct Block {
     /// Code cache offset, or `None` when the first instruction needs the interpreter.
     at: Option<usize>,
     guest_insns: u32,
+    /// Guest virtual addresses `[lo, hi)` it was built from.
     guest: (u32, u32),
+    /// The guest physical page (address >> 12) holding its code.
+    phys: u32,
+    /// Short descriptors with the MMU on: the domain of its code page and that
+    /// domain's `DACR` field when it was fetched (it runs only while the field is the
+    /// same); [`NO_DOMAIN`] otherwise.
+    domain: u8,
+    dacr_field: u8,
     exits: Vec<ExitSite>,
     /// Side table for faults: the guest PC of each instruction and where its host code
     /// starts (offset from `at`).
@@ -94,7 +122,7 @@ pub struct Dbt<G: CodeGen> {
     /// address, host address), valid for the translation context `ctx`.
     ras: Vec<[u64; 2]>,
     ibtc: Vec<[u64; 2]>,
-    ctx: Option<(bool, u16)>,
+    ctx: Option<(bool, u16, u32)>,
     /// Guest pages the host write-protects because code was translated from them.
     protected: BTreeSet<u32>,
     /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
@@ -106,6 +134,65 @@ pub struct Dbt<G: CodeGen> {
     /// Whether the translations check alignment on every access (made with `SCTLR.A`
     /// set).
     strict_align: bool,
+    /// What the host was last told about the guest's stage 1 (hosts that mirror it).
+    host_mmu: Option<GuestMmu>,
+}
+
+/// Where a block's code comes from: its physical page, and (MMU on) whether the page is
+/// global and its domain.
+#[derive(Clone, Copy, Debug)]
+struct Origin {
+    phys: u32,
+    global: bool,
+    domain: u8,
+    dacr_field: u8,
+}
+
+/// Guest memory as instruction fetch at one privilege sees it with the MMU on: each
+/// read is translated by the guest's stage 1 (a fault ends the block: the interpreter
+/// raises the prefetch abort).
+struct Fetch<'a> {
+    cpu: &'a mut Cpu,
+    bus: &'a mut dyn Bus,
+    user: bool,
+}
+
+impl Bus for Fetch<'_> {
+    fn read(&mut self, va: u64, size: u8) -> Result<u64, BusFault> {
+        let acc = Access {
+            write: false,
+            fetch: true,
+            user: self.user,
+        };
+        let pa = self
+            .cpu
+            .translate(self.bus, va as u32, acc)
+            .map_err(|_| BusFault)?;
+        self.bus.read(pa, size)
+    }
+    fn write(&mut self, _va: u64, _size: u8, _value: u64) -> Result<(), BusFault> {
+        Err(BusFault)
+    }
+}
+
+/// The back end with unprivileged accesses (`LDRT` family) left to the interpreter: with
+/// the MMU on, PL1 code's translated accesses are checked with PL1 permissions by the
+/// host, and `LDRT` needs PL0's.
+struct NoUnpriv<'a>(&'a dyn CodeGen);
+
+impl CodeGen for NoUnpriv<'_> {
+    fn supports(&self, insn: &Insn) -> bool {
+        !matches!(insn.op, Op::Mem { unpriv: true, .. }) && self.0.supports(insn)
+    }
+    fn runtime(&self) -> (Vec<u8>, Runtime) {
+        self.0.runtime()
+    }
+    fn translate(&self, block: &GuestBlock, at: usize, rt: &Runtime) -> HostBlock {
+        self.0.translate(block, at, rt)
+    }
+    fn branch(&self, site: usize, target: usize) -> [u8; 4] {
+        self.0.branch(site, target)
+    }
 }
 
 /// The bus as the interpreter sees it inside [`Dbt::run`]: a write to a write-protected
@@ -169,6 +256,7 @@ impl<G: CodeGen> Dbt<G> {
             wraps: BTreeSet::new(),
             fp_on: false,
             strict_align: false,
+            host_mmu: None,
         }
     }
 
@@ -187,23 +275,84 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Whether translated code may run in this CPU state. Not translated: a start inside
     /// an IT block (blocks hold whole IT blocks), big-endian data (`CPSR.E`: the
-    /// interpreter runs it), and the MMU on. With `SCTLR.A` set, translations check
-    /// alignment (see `strict_align`).
-    fn translatable(cpu: &Cpu) -> bool {
+    /// interpreter runs it), and the MMU on unless the host mirrors the guest's stage 1
+    /// (`mirrors`). With `SCTLR.A` set, translations check alignment (see
+    /// `strict_align`).
+    fn translatable(cpu: &Cpu, mirrors: bool) -> bool {
         cpu.it == 0
             && cpu.cpsr & psr::E == 0
-            && cpu.cp15.sctlr & SCTLR_M == 0
+            && (mirrors || cpu.cp15.sctlr & SCTLR_M == 0)
             && (!cpu.irq_line || cpu.flag(psr::I))
             && (!cpu.fiq_line || cpu.flag(psr::F))
     }
 
+    /// The key of the code at the CPU's PC in its current address space: with the MMU
+    /// on, the ASID's (non-global pages; see [`SPACE_GLOBAL`] for global ones).
     fn key(cpu: &Cpu) -> Key {
+        let asid = if cpu.cp15.sctlr & SCTLR_M == 0 {
+            SPACE_FLAT
+        } else {
+            SPACE_ASID | mmu::asid(&cpu.cp15) as u16
+        };
         Key {
             pc: cpu.r[15],
             thumb: cpu.thumb(),
             privileged: cpu.mode != Mode::Usr,
-            asid: 0,
+            asid,
         }
+    }
+
+    /// The block translated for `key`: the address space's own, else (MMU on) a global
+    /// page's.
+    fn lookup(&self, key: Key) -> Option<u32> {
+        self.map.get(&key).copied().or_else(|| {
+            (key.asid != SPACE_FLAT)
+                .then(|| self.map.get(&Key {
+                    asid: SPACE_GLOBAL,
+                    ..key
+                }))
+                .flatten()
+                .copied()
+        })
+    }
+
+    /// Where the code at `key.pc` comes from, `None` if its fetch faults (the interpreter
+    /// raises the prefetch abort) or it lies outside the 32-bit physical space.
+    fn origin(cpu: &mut Cpu, bus: &mut dyn Bus, key: Key) -> Option<Origin> {
+        if key.asid == SPACE_FLAT {
+            return Some(Origin {
+                phys: key.pc >> 12,
+                global: false,
+                domain: NO_DOMAIN,
+                dacr_field: NO_DOMAIN,
+            });
+        }
+        let acc = Access {
+            write: false,
+            fetch: true,
+            user: !key.privileged,
+        };
+        let pa = cpu.translate(bus, key.pc, acc).ok()?;
+        let w = mmu::walk(&cpu.cp15, bus, key.pc).ok()?;
+        let short = !cpu.cp15.lpae();
+        Some(Origin {
+            phys: u32::try_from(pa >> 12).ok()?,
+            global: w.global,
+            domain: if short { w.domain } else { NO_DOMAIN },
+            dacr_field: if short {
+                ((cpu.cp15.dacr >> (2 * w.domain)) & 3) as u8
+            } else {
+                NO_DOMAIN
+            },
+        })
+    }
+
+    /// Whether block `id` may run under the current `DACR` (its domain's field is the one
+    /// it was fetched under).
+    fn domain_ok(&self, cpu: &Cpu, id: u32) -> bool {
+        let b = &self.blocks[id as usize];
+        b.dacr_field == NO_DOMAIN
+            || ((cpu.cp15.dacr >> (2 * b.domain)) & 3) as u8 == b.dacr_field
     }
 
     /// Runs at most `budget` guest instructions, translated where possible, and returns
@@ -216,6 +365,7 @@ impl<G: CodeGen> Dbt<G> {
         budget: u64,
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
+        let mirrors = mem.mirrors_guest_mmu();
         let mut left = budget;
         let mut link_from: Option<(u32, u16)> = None;
         let mut indirect_to = false;
@@ -223,7 +373,7 @@ impl<G: CodeGen> Dbt<G> {
             if left == 0 {
                 return Exit::Budget;
             }
-            if !Self::translatable(cpu) {
+            if !Self::translatable(cpu, mirrors) {
                 link_from = None;
                 indirect_to = false;
                 if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
@@ -247,15 +397,53 @@ impl<G: CodeGen> Dbt<G> {
                 link_from = None;
                 indirect_to = false;
             }
-            let id = match self.map.get(&key) {
-                Some(&id) => id,
+            let found = match self.lookup(key) {
+                Some(id) if self.domain_ok(cpu, id) => Some(id),
+                Some(id) => {
+                    // Its domain's access changed since it was fetched: fetch it again.
+                    self.drop_blocks(mem, |b, i| i == id && b.live);
+                    link_from = None;
+                    indirect_to = false;
+                    None
+                }
+                None => None,
+            };
+            let id = match found {
+                Some(id) => id,
                 None => {
                     if self.blocks.len() >= MAX_BLOCKS {
                         self.flush();
                         link_from = None;
                         indirect_to = false;
                     }
-                    let (id, flushed) = self.translate(key, bus, mem);
+                    let Some(origin) = Self::origin(cpu, bus, key) else {
+                        // The fetch faults (not cached: the guest may map the page
+                        // without TLB maintenance).
+                        link_from = None;
+                        indirect_to = false;
+                        if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
+                            return e;
+                        }
+                        continue;
+                    };
+                    let key = if origin.global {
+                        Key {
+                            asid: SPACE_GLOBAL,
+                            ..key
+                        }
+                    } else {
+                        key
+                    };
+                    let (id, flushed) = if key.asid == SPACE_FLAT {
+                        self.translate(key, origin, bus, mem)
+                    } else {
+                        let mut fetch = Fetch {
+                            cpu: &mut *cpu,
+                            bus: &mut *bus,
+                            user: !key.privileged,
+                        };
+                        self.translate(key, origin, &mut fetch, mem)
+                    };
                     if flushed {
                         link_from = None;
                         indirect_to = false;
@@ -275,7 +463,17 @@ impl<G: CodeGen> Dbt<G> {
             if let Some((from, e)) = link_from.take() {
                 self.link(mem, from, e, id);
             }
-            let ctx = (key.privileged, key.asid);
+            if mirrors {
+                let g = GuestMmu::of(cpu);
+                if self.host_mmu != Some(g) {
+                    mem.guest_mmu(&g);
+                    self.host_mmu = Some(g);
+                }
+            }
+            // The return stack and target cache hold blocks of one privilege, address
+            // space and domain access (they bypass the dispatcher's checks).
+            let dacr = if key.asid == SPACE_FLAT { 0 } else { cpu.cp15.dacr };
+            let ctx = (key.privileged, key.asid, dacr);
             if self.ctx != Some(ctx) {
                 self.clear_tables();
                 self.ctx = Some(ctx);
@@ -373,10 +571,19 @@ impl<G: CodeGen> Dbt<G> {
                         self.stats.side_exits += 1;
                     } else {
                         self.stats.faults += 1;
-                        let page = next >> 12;
-                        if self.protected.remove(&page) {
+                        // The written page, physical (the protection is by physical page).
+                        let acc = Access {
+                            write: true,
+                            fetch: false,
+                            user: cpu.mode == Mode::Usr,
+                        };
+                        let page = cpu
+                            .translate(bus, next, acc)
+                            .ok()
+                            .and_then(|pa| u32::try_from(pa >> 12).ok());
+                        if let Some(page) = page.filter(|p| self.protected.remove(p)) {
                             mem.unprotect_guest_page(page);
-                            self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
+                            self.invalidate_phys(mem, page);
                             self.stats.smc += 1;
                             link_from = None;
                         }
@@ -435,7 +642,7 @@ impl<G: CodeGen> Dbt<G> {
         let exit = cpu.step(&mut w);
         let hit = core::mem::take(&mut w.hit);
         for page in hit {
-            self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
+            self.invalidate_phys(mem, page);
             self.stats.smc += 1;
         }
         self.code_maintenance(cpu, mem);
@@ -444,10 +651,39 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Drops the translations of the code an instruction-cache invalidation by the guest
     /// (`ICIALLU`, `ICIMVAU`...) made stale, if it made any since the last call.
+    /// Also applies the guest's TLB maintenance (see [`Dbt::tlb_maintenance`]).
     fn code_maintenance(&mut self, cpu: &mut Cpu, mem: &mut dyn CodeMemory) {
         if let Some((lo, hi)) = cpu.take_code_invalidation() {
             self.invalidate(mem, lo, hi.min(u32::MAX as u64) as u32);
             self.stats.code_invalidations += 1;
+        }
+        if let Some(op) = cpu.cp15.take_tlb_maintenance() {
+            self.tlb_maintenance(mem, op);
+        }
+    }
+
+    /// Applies the guest's TLB maintenance `op`: the translations made with the MMU on
+    /// from the virtual pages it names (whose mapping may have changed) are dropped, and
+    /// a host that mirrors the guest's stage 1 drops its own. Translations made with the
+    /// MMU off do not depend on any table and stay.
+    pub fn tlb_maintenance(&mut self, mem: &mut dyn CodeMemory, op: TlbMaintenance) {
+        self.stats.tlb_maintenance += 1;
+        if mem.mirrors_guest_mmu() {
+            mem.guest_tlb_maintenance(op);
+        }
+        let page_of = |b: &Block| b.guest.0 & !0xfff;
+        match op {
+            TlbMaintenance::All => self.drop_blocks(mem, |b, _| b.key.asid != SPACE_FLAT),
+            TlbMaintenance::Asid(a) => {
+                self.drop_blocks(mem, |b, _| b.key.asid == SPACE_ASID | a as u16)
+            }
+            TlbMaintenance::Page { va, asid } => self.drop_blocks(mem, |b, _| {
+                page_of(b) == va
+                    && (b.key.asid == SPACE_ASID | asid as u16 || b.key.asid == SPACE_GLOBAL)
+            }),
+            TlbMaintenance::PageAllAsids(va) => {
+                self.drop_blocks(mem, |b, _| page_of(b) == va && b.key.asid != SPACE_FLAT)
+            }
         }
     }
 
@@ -465,15 +701,26 @@ impl<G: CodeGen> Dbt<G> {
         (rt, end)
     }
 
-    /// Translates the block at `key` and records it. Returns its id and whether the code
-    /// cache was flushed to make room.
-    fn translate(&mut self, key: Key, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> (u32, bool) {
+    /// Translates the block at `key` from `origin`, fetching through `bus` (guest
+    /// virtual addresses), and records it. Returns its id and whether the code cache was
+    /// flushed to make room.
+    fn translate(
+        &mut self,
+        key: Key,
+        origin: Origin,
+        bus: &mut dyn Bus,
+        mem: &mut dyn CodeMemory,
+    ) -> (u32, bool) {
         let (rt, _) = self.runtime(mem);
-        let mut gb = if self.fp_on {
-            frontend::discover(key, bus, &self.gen)
+        let nofp = vfp_host::NoFp(&self.gen);
+        let gen: &dyn CodeGen = if self.fp_on { &self.gen } else { &nofp };
+        let nounpriv = NoUnpriv(gen);
+        let gen: &dyn CodeGen = if key.asid != SPACE_FLAT && key.privileged {
+            &nounpriv
         } else {
-            frontend::discover(key, bus, &vfp_host::NoFp(&self.gen))
+            gen
         };
+        let mut gb = frontend::discover(key, bus, gen);
         gb.strict_align = self.strict_align;
         gb.wraps = gb
             .insns
@@ -486,6 +733,9 @@ impl<G: CodeGen> Dbt<G> {
             at: None,
             guest_insns: gb.insns.len() as u32,
             guest: (key.pc, gb.guest_end().max(key.pc.wrapping_add(1))),
+            phys: origin.phys,
+            domain: origin.domain,
+            dacr_field: origin.dacr_field,
             exits: Vec::new(),
             pcs: gb.insns.iter().map(|i| i.pc).collect(),
             its: gb.insns.iter().map(|i| i.it).collect(),
@@ -508,11 +758,12 @@ impl<G: CodeGen> Dbt<G> {
             mem.sync(at, hb.code.len());
             self.used = (at + hb.code.len() + 15) & !15;
             self.stats.blocks += 1;
+            self.stats.blocks_mmu_on += (key.asid != SPACE_FLAT) as u64;
             self.stats.guest_insns += gb.insns.len() as u64;
             self.stats.host_insns += hb.code.len() as u64 / 4;
             block.at = Some(at);
             block.exits = hb.exits;
-            let page = key.pc >> 12;
+            let page = origin.phys;
             if !self.protected.contains(&page) && mem.protect_guest_page(page) {
                 self.protected.insert(page);
             }
@@ -560,7 +811,10 @@ impl<G: CodeGen> Dbt<G> {
         ) else {
             return;
         };
-        if !self.blocks[from as usize].live || !self.blocks[to as usize].live {
+        let (f, t) = (&self.blocks[from as usize], &self.blocks[to as usize]);
+        if !f.live || !t.live || f.domain != t.domain {
+            // A chain of linked blocks stays in one domain: the dispatcher checks the
+            // domain's access when it enters the chain.
             return;
         }
         mem.bytes()[site..site + 4].copy_from_slice(&self.gen.branch(site, target));
@@ -573,12 +827,25 @@ impl<G: CodeGen> Dbt<G> {
     /// code, or the host rewrote guest code): their incoming links are undone, so no
     /// other block can reach them, and the next execution translates them again.
     pub fn invalidate(&mut self, mem: &mut dyn CodeMemory, lo: u32, hi: u32) {
+        self.drop_blocks(mem, |b, _| b.guest.0 < hi && lo < b.guest.1);
+    }
+
+    /// Drops every translation of code in guest physical page `page` (address >> 12),
+    /// through whichever virtual address it was fetched.
+    pub fn invalidate_phys(&mut self, mem: &mut dyn CodeMemory, page: u32) {
+        self.drop_blocks(mem, |b, _| b.phys == page);
+    }
+
+    /// Drops the live blocks `(block, id)` for which `which` holds: their incoming links
+    /// are undone, so no other block can reach them, and the next execution translates
+    /// them again.
+    fn drop_blocks(&mut self, mem: &mut dyn CodeMemory, which: impl Fn(&Block, u32) -> bool) {
         self.clear_tables();
         let ids: Vec<u32> = self
             .blocks
             .iter()
             .enumerate()
-            .filter(|(_, b)| b.live && b.guest.0 < hi && lo < b.guest.1)
+            .filter(|(i, b)| b.live && which(b, *i as u32))
             .map(|(i, _)| i as u32)
             .collect();
         for id in ids {
@@ -605,20 +872,37 @@ impl<G: CodeGen> Dbt<G> {
         }
     }
 
-    /// Translates again, after a flush, every block translated so far, and returns the
+    /// Drops the translations made from guest page `page` because another guest CPU wrote
+    /// it (a host running several engines over one guest memory tracks which of them
+    /// translated from a page): this engine no longer counts on the page being
+    /// write-protected, and protects it again when it next translates from it.
+    pub fn page_written_elsewhere(&mut self, mem: &mut dyn CodeMemory, page: u32) {
+        self.protected.remove(&page);
+        self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
+        self.stats.smc += 1;
+    }
+
+    /// Translates again, after a flush, every block translated so far with the MMU off
+    /// (the others are dropped), and returns the
     /// number of guest instructions translated: a measurement aid (the cost of
     /// translation is the difference between a run with and without it).
     pub fn retranslate_all(&mut self, bus: &mut dyn Bus, mem: &mut dyn CodeMemory) -> u64 {
         let keys: Vec<Key> = self
             .blocks
             .iter()
-            .filter(|b| b.live && b.at.is_some())
+            .filter(|b| b.live && b.at.is_some() && b.key.asid == SPACE_FLAT)
             .map(|b| b.key)
             .collect();
         self.flush();
         let before = self.stats.guest_insns;
         for key in keys {
-            self.translate(key, bus, mem);
+            let origin = Origin {
+                phys: key.pc >> 12,
+                global: false,
+                domain: NO_DOMAIN,
+                dacr_field: NO_DOMAIN,
+            };
+            self.translate(key, origin, bus, mem);
         }
         self.stats.guest_insns - before
     }

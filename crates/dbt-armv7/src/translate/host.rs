@@ -1,6 +1,84 @@
-//! What the host provides to run translated code: executable memory for the code cache.
+//! What the host provides to run translated code: executable memory for the code cache,
+//! and, for a host that translates guest virtual addresses in hardware, the guest's
+//! stage-1 state to mirror.
 
 use super::state::GuestState;
+use crate::cpu::{Cpu, Mode};
+use crate::mmu::TlbMaintenance;
+
+/// `SCTLR.M`: the guest's MMU is on.
+const SCTLR_M: u32 = 1;
+
+/// What a host that mirrors the guest's stage 1 ([`CodeMemory::mirrors_guest_mmu`])
+/// needs to know to map guest virtual addresses for translated code: the translation
+/// registers and the privilege the code runs at. With the MMU off it is [`GuestMmu::OFF`]
+/// (guest virtual = guest physical), whatever the other registers hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuestMmu {
+    /// `TTBR0` (64-bit: the LPAE form).
+    pub ttbr0: u64,
+    /// `TTBR1`.
+    pub ttbr1: u64,
+    /// `TTBCR`.
+    pub ttbcr: u32,
+    /// `DACR` (short descriptors: domain access).
+    pub dacr: u32,
+    /// `SCTLR` (`M`, `AFE`, `WXN`... shape the translation).
+    pub sctlr: u32,
+    /// `CONTEXTIDR` (short descriptors: the ASID in bits 7:0).
+    pub contextidr: u32,
+    /// Translated code runs at PL1 (its accesses are checked with PL1 permissions), not
+    /// PL0.
+    pub privileged: bool,
+}
+
+impl GuestMmu {
+    /// The guest's MMU is off: virtual = physical for every privilege.
+    pub const OFF: GuestMmu = GuestMmu {
+        ttbr0: 0,
+        ttbr1: 0,
+        ttbcr: 0,
+        dacr: 0,
+        sctlr: 0,
+        contextidr: 0,
+        privileged: true,
+    };
+
+    /// The state `cpu` runs translated code in.
+    pub fn of(cpu: &Cpu) -> GuestMmu {
+        let c = &cpu.cp15;
+        if c.sctlr & SCTLR_M == 0 {
+            return GuestMmu::OFF;
+        }
+        GuestMmu {
+            ttbr0: c.ttbr0,
+            ttbr1: c.ttbr1,
+            ttbcr: c.ttbcr,
+            dacr: c.dacr,
+            sctlr: c.sctlr,
+            contextidr: c.contextidr,
+            privileged: cpu.mode != Mode::Usr,
+        }
+    }
+
+    /// Whether the guest's MMU is on.
+    pub fn on(&self) -> bool {
+        self.sctlr & SCTLR_M != 0
+    }
+
+    /// The registers as a [`Cp15`](crate::cp15::Cp15) (the others at reset), for
+    /// [`mmu::walk`](crate::mmu::walk).
+    pub fn cp15(&self) -> crate::cp15::Cp15 {
+        let mut c = crate::cp15::Cp15::new();
+        c.ttbr0 = self.ttbr0;
+        c.ttbr1 = self.ttbr1;
+        c.ttbcr = self.ttbcr;
+        c.dacr = self.dacr;
+        c.sctlr = self.sctlr;
+        c.contextidr = self.contextidr;
+        c
+    }
+}
 
 /// The code cache's memory, provided by the host: writable, and executable at the same
 /// addresses.
@@ -22,9 +100,10 @@ pub trait CodeMemory {
 
     /// Write-protects the guest page `page` (guest physical address >> 12) because code
     /// was translated from it, so that a translated store to it faults (and reaches the
-    /// engine through the fault path with the written address). Returns whether the
-    /// host did; by default it does not, and the host must call `Dbt::invalidate` itself
-    /// when guest code changes.
+    /// engine through the fault path with the written address) — through every guest
+    /// virtual address that maps it, if the host mirrors the guest's stage 1. Returns
+    /// whether the host did; by default it does not, and the host must call
+    /// `Dbt::invalidate` itself when guest code changes.
     fn protect_guest_page(&mut self, page: u32) -> bool {
         let _ = page;
         false
@@ -33,6 +112,33 @@ pub trait CodeMemory {
     /// Makes the guest page `page` writable again (its translations are being dropped).
     fn unprotect_guest_page(&mut self, page: u32) {
         let _ = page;
+    }
+
+    /// Whether the host translates guest virtual addresses for translated code as the
+    /// guest's stage 1 does (shadow tables filled from the guest's tables, see
+    /// [`CodeMemory::guest_mmu`]). Only then does the engine translate code that runs
+    /// with the guest's MMU on; otherwise such code is interpreted. By default: no.
+    fn mirrors_guest_mmu(&self) -> bool {
+        false
+    }
+
+    /// Translated code is about to run in `mmu` (called when it differs from the last
+    /// call's, and only if [`CodeMemory::mirrors_guest_mmu`]): from now on a translated
+    /// access to guest virtual address `va` must either reach the guest physical address
+    /// the guest's stage 1 gives with `mmu.privileged`'s permissions, or fault into the
+    /// engine (which then runs the instruction in the interpreter: the guest's exact
+    /// abort). A host must keep translations of other ASIDs it caches (an address-space
+    /// switch is not a TLB flush); it drops what [`CodeMemory::guest_tlb_maintenance`]
+    /// names.
+    fn guest_mmu(&mut self, mmu: &GuestMmu) {
+        let _ = mmu;
+    }
+
+    /// The guest performed TLB maintenance `op`: cached translations of guest virtual
+    /// addresses that it names must go (called only if
+    /// [`CodeMemory::mirrors_guest_mmu`]).
+    fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {
+        let _ = op;
     }
 }
 

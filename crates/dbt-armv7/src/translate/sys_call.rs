@@ -6,7 +6,8 @@
 //! NZCV in the [`GuestState`], calls [`step_from_code`] (an ordinary function call), and
 //! either reloads the registers and goes on with the block, or leaves with
 //! [`EXIT_CALL`] when the instruction changed what the block was translated for (the
-//! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`), took an exception, or
+//! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`, the translation
+//! registers, TLB maintenance), took an exception, or
 //! ended the run (`WFI`, `HVC`...). The instruction itself runs in the interpreter
 //! (`Cpu::step`), so its effect is the interpreter's, exactly.
 
@@ -87,6 +88,7 @@ pub unsafe extern "C" fn step_from_code(
     cpu.it = it_len as u8;
     let len = it_len >> 8;
     let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
+    let mmu_before = translation_regs(cpu);
     // Decoded again from its encoding (cheaper than a fetch through the bus and the
     // decode cache); the IT condition and flag-setting come from `cpu.it`.
     let insn = if !cpu.thumb() {
@@ -103,7 +105,9 @@ pub unsafe extern "C" fn step_from_code(
         && cpu.cp15.sctlr == before.1
         && cpu.cp15.cpacr == before.2
         && cpu.icount == before.3 + 1
-        && cpu.code_invalidation.is_none();
+        && cpu.code_invalidation.is_none()
+        && cpu.cp15.tlb_maintenance.is_none()
+        && translation_regs(cpu) == mmu_before;
     if goes_on {
         cpu.icount = before.3;
         cpu.it = 0;
@@ -115,6 +119,13 @@ pub unsafe extern "C" fn step_from_code(
         ctx.exit = exit;
         1
     }
+}
+
+/// The registers that shape the guest's stage 1 besides `SCTLR`: a change leaves the
+/// block, so that the dispatcher can tell a host that mirrors them (and check domains).
+fn translation_regs(cpu: &Cpu) -> (u64, u64, u32, u32, u32) {
+    let c = &cpu.cp15;
+    (c.ttbr0, c.ttbr1, c.ttbcr, c.dacr, c.contextidr)
 }
 
 /// `dst[..15] = src[..15]`, one register at a time (the compiler would otherwise call a
