@@ -136,7 +136,7 @@ pub static TABLE: &[Erratum] = &[
             MidrRange::range(CAVIUM, THUNDERX, (0, 0), (1, 1)),
             MidrRange::range(CAVIUM, THUNDERX_81XX, (0, 0), (0, 0)),
         ],
-        handling: Handling::Missing("IC IALLU after every VTTBR_EL2 switch and stage-2 TLBI (the world switch of el2-core)"),
+        handling: Handling::Applied("IC IALLU + DSB NSH + ISB after every VTTBR_EL2 switch in vcpu_load, both backends (el2-core switch::errata)"),
     },
     Erratum {
         id: Id::Cavium30115,
@@ -158,13 +158,13 @@ pub static TABLE: &[Erratum] = &[
         id: Id::Arm834220,
         name: "Arm erratum 834220 (Cortex-A57 stage-2 fault reported for a stage-1 fault)",
         cpus: &[MidrRange::range(ARM, CORTEX_A57, (0, 0), (1, 2))],
-        handling: Handling::Missing("re-walking the guest's stage 1 (AT S1E1R) before trusting HPFAR_EL2 on a stage-2 abort"),
+        handling: Handling::Applied("guest translation/access/permission aborts take their IPA from AT S1E1R + PAR_EL1, not HPFAR_EL2; the guest is re-entered when its stage 1 does not map FAR (el2-core switch::errata)"),
     },
     Erratum {
         id: Id::Arm1319367,
         name: "Arm erratum 1319367 (Cortex-A57 speculative AT in the nVHE world switch)",
         cpus: &[MidrRange::all(ARM, CORTEX_A57)],
-        handling: Handling::Missing("the nVHE switch's SCTLR_EL1/TCR_EL1 ordering (EPDx set before TTBRs change)"),
+        handling: Handling::Applied("nVHE vcpu_load and the stage-2 TLBI window block EL1 walks (TCR_EL1.EPDx, then SCTLR_EL1.M) until VTTBR_EL2 matches the EL1 context; SCTLR_EL1, then TCR_EL1 restored last"),
     },
     Erratum {
         id: Id::SpectreV2,

@@ -13,14 +13,35 @@
 //! Under VHE (`HCR_EL2.{E2H,TGE}` = {1,1}) EL1&0 `TLBI`s would target the EL2&0 regime, so
 //! `HCR_EL2.TGE` is cleared for the same window (as Linux's `__tlb_switch_to_guest` does).
 //!
+//! On CPUs with Arm erratum 1319367 (Cortex-A57/A72, non-VHE) a speculative `AT` must not
+//! walk the loaded EL1 context with the borrowed VMID: after [`block_el1_walks_for_tlbi`]
+//! the window also sets `TCR_EL1.EPD0`/`EPD1` and `SCTLR_EL1.M` first and puts both back
+//! after `VTTBR_EL2` is restored (`SCTLR_EL1` before `TCR_EL1`, an `ISB` between).
+//!
 //! The level hint of [`TlbMaintenance::invalidate_ipa`] is not encoded (`TTL` needs
 //! FEAT_TTL); the invalidation then covers all levels, which is always correct.
 
 use core::arch::asm;
 
 use aarch64_cpu::asm::barrier::{dsb, isb, ISH, ISHST, SY};
-use aarch64_cpu::registers::{DAIF, HCR_EL2, ID_AA64MMFR0_EL1, ID_AA64MMFR1_EL1, VTTBR_EL2};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use aarch64_cpu::registers::{
+    DAIF, HCR_EL2, ID_AA64MMFR0_EL1, ID_AA64MMFR1_EL1, SCTLR_EL1, TCR_EL1, VTTBR_EL2,
+};
 use tock_registers::interfaces::{Readable, Writeable};
+
+/// Arm 1319367: block EL1 walks while a VTTBR_EL2 is borrowed (see the module text).
+static BLOCK_EL1_WALKS: AtomicBool = AtomicBool::new(false);
+
+/// Turns on the Arm 1319367 handling of the borrowed-VTTBR window (once, at boot, on a
+/// non-VHE CPU the erratum affects).
+pub fn block_el1_walks_for_tlbi() {
+    BLOCK_EL1_WALKS.store(true, Ordering::Relaxed);
+}
+
+/// `TCR_EL1.EPD0` | `TCR_EL1.EPD1`.
+const TCR_EPD_BOTH: u64 = 1 << 7 | 1 << 23;
 
 use crate::config::Stage2Config;
 use crate::traits::TlbMaintenance;
@@ -44,6 +65,14 @@ fn with_guest_vttbr(vttbr: u64, f: impl FnOnce()) {
     let saved_vttbr = VTTBR_EL2.get();
     let hcr = HCR_EL2.get();
     let vhe_host = HCR_EL2::E2H.is_set(hcr) && HCR_EL2::TGE.is_set(hcr);
+    let block = BLOCK_EL1_WALKS.load(Ordering::Relaxed) && !HCR_EL2::E2H.is_set(hcr);
+    let el1 = block.then(|| (SCTLR_EL1.get(), TCR_EL1.get()));
+    if let Some((sctlr, tcr)) = el1 {
+        TCR_EL1.set(tcr | TCR_EPD_BOTH);
+        isb(SY);
+        SCTLR_EL1.set(sctlr | 1);
+        isb(SY);
+    }
     VTTBR_EL2.set(vttbr);
     if vhe_host {
         HCR_EL2.set(HCR_EL2::TGE::CLEAR.modify(hcr));
@@ -55,6 +84,12 @@ fn with_guest_vttbr(vttbr: u64, f: impl FnOnce()) {
     }
     VTTBR_EL2.set(saved_vttbr);
     isb(SY);
+    if let Some((sctlr, tcr)) = el1 {
+        SCTLR_EL1.set(sctlr);
+        isb(SY);
+        TCR_EL1.set(tcr);
+        isb(SY);
+    }
     DAIF.set(daif);
 }
 

@@ -21,7 +21,9 @@ use aarch64_cpu::registers::{
 };
 use tock_registers::interfaces::{Readable, Writeable};
 
-use super::{aarch32, controls, el1, entry, fp, Backend, El1Reg, ExitKind, RawExit, WorldSwitch};
+use super::{
+    aarch32, controls, el1, entry, errata, fp, Backend, El1Reg, ExitKind, RawExit, WorldSwitch,
+};
 use crate::sysreg::VPIDR_EL2;
 use crate::vcpu::VcpuContext;
 
@@ -48,8 +50,20 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
         VMPIDR_EL2.set(c.vmpidr_el2);
         VPIDR_EL2.set(c.vpidr_el2);
         CNTVOFF_EL2.set(c.cntvoff_el2);
-        el1::restore::<VHE>(&vcpu.el1);
+        // Arm 1319367 (non-VHE): EL1 walks stay blocked until stage 2 is the guest's.
+        let block_walks = !VHE && errata::enabled(errata::SPECULATIVE_AT);
+        if block_walks {
+            let mut staged = vcpu.el1;
+            staged.sctlr_el1 = errata::block_el1_walks();
+            staged.tcr_el1 |= errata::TCR_EPD_BOTH;
+            el1::restore::<VHE>(&staged);
+        } else {
+            el1::restore::<VHE>(&vcpu.el1);
+        }
         VTTBR_EL2.set(c.vttbr_el2);
+        if errata::enabled(errata::ICACHE_AFTER_VTTBR) {
+            errata::invalidate_icache_local();
+        }
         let cptr = controls::guest_cptr(VHE, vcpu.fp_loaded);
         if c.el1_is_aarch32() {
             aarch32::restore(&vcpu.el1);
@@ -59,6 +73,9 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
         }
         CNTHCTL_EL2.set(controls::guest_cnthctl(VHE));
         HCR_EL2.set(c.hcr());
+        if block_walks {
+            errata::unblock_el1_walks(vcpu.el1.sctlr_el1, vcpu.el1.tcr_el1);
+        }
         if self.pauth {
             el1::restore_pauth(&vcpu.pauth);
         }
@@ -118,14 +135,25 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
 /// As for [`WorldSwitch::run`]: `vcpu` is the vCPU last loaded on this CPU.
 #[inline(always)]
 pub unsafe fn run_loaded(vcpu: &mut VcpuContext) -> RawExit {
-    // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed them
-    // since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives the call.
-    let kind = unsafe { entry::enter_guest(&mut vcpu.regs) };
-    RawExit {
-        kind: exit_kind(kind),
-        esr: ESR_EL2.get(),
-        far: FAR_EL2.get(),
-        hpfar: HPFAR_EL2.get(),
+    loop {
+        // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed
+        // them since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives
+        // the call.
+        let kind = exit_kind(unsafe { entry::enter_guest(&mut vcpu.regs) });
+        let esr = ESR_EL2.get();
+        let far = FAR_EL2.get();
+        // Arm 834220: the IPA of an abort may have to come from the guest's stage 1; when
+        // that does not map `far` the guest takes its own fault on re-entry.
+        let sync = kind == ExitKind::Sync;
+        let Some(hpfar) = errata::hpfar_for_abort(sync, esr, far, || HPFAR_EL2.get()) else {
+            continue;
+        };
+        return RawExit {
+            kind,
+            esr,
+            far,
+            hpfar,
+        };
     }
 }
 

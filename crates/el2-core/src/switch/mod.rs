@@ -19,6 +19,7 @@
 //! [`WorldSwitch::el1_read`] / [`WorldSwitch::el1_write`], which know where the live copy is.
 
 pub mod controls;
+pub mod errata;
 
 #[cfg(target_arch = "aarch64")]
 mod aarch32;
