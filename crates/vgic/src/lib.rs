@@ -5,6 +5,7 @@
 extern crate alloc;
 
 pub mod backends;
+pub mod cpuif_trap;
 mod config;
 mod error;
 pub mod lr;
