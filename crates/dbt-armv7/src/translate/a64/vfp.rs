@@ -27,10 +27,9 @@
 //! rounding or fixed point, Advanced SIMD floating point, which uses the "standard FPSCR
 //! value", the other Advanced SIMD groups) ends the block and runs in the interpreter.
 
-use alloc::vec::Vec;
-
 use super::asm::{Asm, Label};
 use super::enc::{self, AddSub, Ls};
+use super::enc_fp::*;
 use super::gen::mov32;
 use super::lower::Lowered;
 use super::{STATE, T_ADDR, T_OP2};
@@ -38,82 +37,25 @@ use crate::decode::{Insn, Op, VfpKind};
 use crate::translate::state::{OFF_FP, OFF_FPSCR, OFF_HOST_D};
 
 /// Bits `hi..=lo` of `w`.
-fn field(w: u32, hi: u32, lo: u32) -> u32 {
+pub(super) fn field(w: u32, hi: u32, lo: u32) -> u32 {
     (w >> lo) & ((1u32 << (hi - lo + 1)) - 1)
 }
 
-fn flag(w: u32, n: u32) -> bool {
+pub(super) fn flag(w: u32, n: u32) -> bool {
     w >> n & 1 != 0
 }
 
-/// Sizes of FP/SIMD loads and stores.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Sz {
-    S = 2,
-    D = 3,
-    Q = 4,
-}
-
-/// `LDR/STR St|Dt|Qt, [Xn, #off]` (unsigned scaled offset).
-fn fls(load: bool, sz: Sz, rt: u8, rn: u8, off: u32) -> u32 {
-    let s = sz as u32;
-    debug_assert!(off.is_multiple_of(1 << s) && off >> s < 4096);
-    let (size, opc) = match sz {
-        Sz::Q => (0, if load { 3 } else { 2 }),
-        _ => (s, load as u32),
-    };
-    0x3d00_0000 | size << 30 | opc << 22 | (off >> s) << 10 | (rn as u32) << 5 | rt as u32
-}
-
-/// `LDUR/STUR St|Dt|Qt, [Xn, #simm9]`.
-fn flsu(load: bool, sz: Sz, rt: u8, rn: u8, off: i32) -> u32 {
-    debug_assert!((-256..256).contains(&off));
-    let (size, opc) = match sz {
-        Sz::Q => (0, if load { 3 } else { 2 }),
-        s => (s as u32, load as u32),
-    };
-    0x3c00_0000
-        | size << 30
-        | opc << 22
-        | ((off as u32) & 0x1ff) << 12
-        | (rn as u32) << 5
-        | rt as u32
-}
-
-/// Two-source FP data processing (`FMUL` 0, `FDIV` 1, `FADD` 2, `FSUB` 3, `FNMUL` 8).
-fn fp2(op: u32, dp: bool, rd: u8, rn: u8, rm: u8) -> u32 {
-    0x1e20_0800 | (dp as u32) << 22 | (rm as u32) << 16 | op << 12 | (rn as u32) << 5 | rd as u32
-}
-
-/// Three-source FP (`FMADD` o1=0 o0=0, `FMSUB` 0 1, `FNMADD` 1 0, `FNMSUB` 1 1).
-fn fp3(o1: bool, o0: bool, dp: bool, rd: u8, rn: u8, rm: u8, ra: u8) -> u32 {
-    0x1f00_0000
-        | (dp as u32) << 22
-        | (o1 as u32) << 21
-        | (rm as u32) << 16
-        | (o0 as u32) << 15
-        | (ra as u32) << 10
-        | (rn as u32) << 5
-        | rd as u32
-}
-
-/// One-source FP (`FMOV` 0, `FABS` 1, `FNEG` 2, `FSQRT` 3, `FCVT` to single 4, to
-/// double 5).
-fn fp1(op: u32, dp: bool, rd: u8, rn: u8) -> u32 {
-    0x1e20_4000 | (dp as u32) << 22 | op << 15 | (rn as u32) << 5 | rd as u32
-}
-
 /// The byte offset of guest S register `n` in the state.
-fn off_s(n: u32) -> u32 {
+pub(super) fn off_s(n: u32) -> u32 {
     OFF_FP + 4 * n
 }
 /// The byte offset of guest D register `n`.
-fn off_d(n: u32) -> u32 {
+pub(super) fn off_d(n: u32) -> u32 {
     OFF_FP + 8 * n
 }
 
 /// A VFP scalar operand: double register `n` or single register `n`.
-fn reg(dp: bool, v4: u32, bit: bool) -> u32 {
+pub(super) fn reg(dp: bool, v4: u32, bit: bool) -> u32 {
     if dp {
         (bit as u32) << 4 | v4
     } else {
@@ -122,42 +64,16 @@ fn reg(dp: bool, v4: u32, bit: bool) -> u32 {
 }
 
 /// Guest D registers below this live in host `d8`.. (see the module doc).
-const MAPPED: u32 = 8;
+pub(super) const MAPPED: u32 = 8;
 
 /// The host register holding guest D register `n`, if it lives in one.
-fn host_d(n: u32) -> Option<u8> {
+pub(super) fn host_d(n: u32) -> Option<u8> {
     (n < MAPPED).then_some(8 + n as u8)
 }
 
-/// `DUP Sd, Vn.S[1]`.
-fn dup_s1(rd: u8, rn: u8) -> u32 {
-    0x5e0c_0400 | (rn as u32) << 5 | rd as u32
-}
-/// `INS Vd.S[i], Vn.S[0]`.
-fn ins_s(rd: u8, i: u32, rn: u8) -> u32 {
-    0x6e00_0400 | (i << 3 | 4) << 16 | (rn as u32) << 5 | rd as u32
-}
-/// `INS Vd.<T>[i], Wn` for elements of `bytes` bytes.
-fn ins_w(rd: u8, bytes: u32, i: u32, rn: u8) -> u32 {
-    0x4e00_1c00 | imm5(bytes, i) << 16 | (rn as u32) << 5 | rd as u32
-}
-/// `UMOV Wd, Vn.<T>[i]` (`SMOV` with `signed`).
-fn mov_w(rd: u8, bytes: u32, i: u32, rn: u8, signed: bool) -> u32 {
-    let op = if signed { 0x0e00_2c00 } else { 0x0e00_3c00 };
-    op | imm5(bytes, i) << 16 | (rn as u32) << 5 | rd as u32
-}
-/// The `imm5` of element `i` of `bytes` bytes.
-fn imm5(bytes: u32, i: u32) -> u32 {
-    let sh = bytes.trailing_zeros();
-    (i << 1 | 1) << sh
-}
-/// `FMOV Dd, Dn`.
-fn fmov_d(rd: u8, rn: u8) -> u32 {
-    fp1(0, true, rd, rn)
-}
 /// The host FP register holding guest register `n` (single or double), loading it into
 /// temporary `v<t>` when it is not in one.
-fn src(a: &mut Asm, dp: bool, n: u32, t: u8) -> u8 {
+pub(super) fn src(a: &mut Asm, dp: bool, n: u32, t: u8) -> u8 {
     if dp {
         if let Some(h) = host_d(n) {
             return h;
@@ -180,7 +96,7 @@ fn src(a: &mut Asm, dp: bool, n: u32, t: u8) -> u8 {
 
 /// The host register a result for guest register `n` is best computed into: its own
 /// host register for a mapped double, else temporary `v<t>` (then [`commit`]).
-fn dst(dp: bool, n: u32, t: u8) -> u8 {
+pub(super) fn dst(dp: bool, n: u32, t: u8) -> u8 {
     match host_d(n) {
         Some(h) if dp => h,
         _ => t,
@@ -188,7 +104,7 @@ fn dst(dp: bool, n: u32, t: u8) -> u8 {
 }
 
 /// Makes host register `r` the value of guest register `n`.
-fn commit(a: &mut Asm, dp: bool, n: u32, r: u8) {
+pub(super) fn commit(a: &mut Asm, dp: bool, n: u32, r: u8) {
     if dp {
         match host_d(n) {
             Some(h) if h == r => {}
@@ -240,17 +156,6 @@ pub fn leave_code(a: &mut Asm) {
     }
 }
 
-/// `LDP/STP Dt1, Dt2, [Xn, #off]`.
-fn dlsp(load: bool, rt: u8, rt2: u8, rn: u8, off: u32) -> u32 {
-    debug_assert!(off.is_multiple_of(8) && off / 8 < 64);
-    0x6d00_0000
-        | (load as u32) << 22
-        | (off / 8) << 15
-        | (rt2 as u32) << 10
-        | (rn as u32) << 5
-        | rt as u32
-}
-
 /// Lowers a VFP or Advanced SIMD instruction, or says it is not translated.
 pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> Lowered {
     let Op::Vfp { kind, .. } = i.op else {
@@ -261,10 +166,10 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
         VfpKind::DataProc => data_proc(a, w),
         VfpKind::LoadStore => load_store(a, w, pc_read, side),
         VfpKind::Transfer => transfer(a, w),
-        VfpKind::NeonDataProc => neon_data_proc(a, w),
-        VfpKind::NeonLoadStore => neon_load_store(a, w, side),
+        VfpKind::NeonDataProc => super::neon::data_proc(a, w),
+        VfpKind::NeonLoadStore => super::neon_mem::load_store(a, w, side),
         VfpKind::Vmrs => vmrs(a, w),
-        VfpKind::Vmsr => false,
+        VfpKind::Vmsr => vmsr(a, w, side),
     };
     if done {
         Lowered::Done
@@ -286,9 +191,39 @@ fn vmrs(a: &mut Asm, w: u32) -> bool {
         a.put(enc::msr_nzcv(T_ADDR));
     } else {
         a.put(enc::ls_uimm(Ls::Ldr, rt, STATE, OFF_FPSCR));
-        a.put(0xd53b_4420 | T_ADDR as u32); // MRS x16, FPSR
+        a.put(mrs_fpsr(T_ADDR));
         a.put(0x2a00_0000 | (T_ADDR as u32) << 16 | (rt as u32) << 5 | rt as u32);
     }
+    true
+}
+
+/// `VMSR FPSCR, Rt`: a value asking for short vectors (Len/Stride non-zero) leaves through
+/// the side exit (the interpreter writes it and translated VFP code stops running);
+/// otherwise FPSCR's writable bits are stored, its controls become the host FPCR's and the
+/// host FPSR's flags are cleared (the written flags replace the gathered ones). FPEXC and
+/// the ID registers are the system model's.
+fn vmsr(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
+    let rt = field(w, 15, 12) as u8;
+    if field(w, 19, 16) != 1 || rt == 15 {
+        return false;
+    }
+    let l = *side.get_or_insert_with(|| a.label());
+    // Len (bits 18:16) and Stride (bits 21:20).
+    for bit in [16, 17, 18, 20, 21] {
+        a.tbnz_to(rt, bit, l);
+    }
+    // FPSCR's writable bits without Len/Stride: 31:22, 7 and 4:0 (two logical
+    // immediates: 31:22 and 7:0, then all but 6:5).
+    let (r1, s1) = enc::logic_imm32(0xffc0_00ff).expect("a run of ones");
+    let (r2, s2) = enc::logic_imm32(0xffff_ff9f).expect("a run of ones");
+    a.put(enc::w_logic_imm(enc::Logic::And, T_OP2, rt, r1, s1));
+    a.put(enc::w_logic_imm(enc::Logic::And, T_OP2, T_OP2, r2, s2));
+    a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_FPSCR));
+    // AHP, DN, FZ, RMode (bits 26:22) are the host FPCR's.
+    let (r3, s3) = enc::logic_imm32(0x07c0_0000).expect("a run of ones");
+    a.put(enc::w_logic_imm(enc::Logic::And, T_OP2, T_OP2, r3, s3));
+    a.put(msr_fpcr(T_OP2));
+    a.put(msr_fpsr(31));
     true
 }
 
@@ -441,7 +376,7 @@ fn addr_add(a: &mut Asm, rn: u8, imm: i32) {
 
 /// A host FP load or store of `sz` at guest address `rn + off`: one instruction when the
 /// offset fits.
-fn mem_at(a: &mut Asm, load: bool, sz: Sz, t: u8, rn: u8, off: i32) {
+pub(super) fn mem_at(a: &mut Asm, load: bool, sz: Sz, t: u8, rn: u8, off: i32) {
     let unit = 1i32 << sz as u32;
     if off >= 0 && off % unit == 0 && off / unit < 4096 {
         a.put(fls(load, sz, t, rn, off as u32));
@@ -457,7 +392,7 @@ fn mem_at(a: &mut Asm, load: bool, sz: Sz, t: u8, rn: u8, off: i32) {
 /// then raises the alignment fault VLDR/VSTR/VLDM/VSTM require), unless the block already
 /// knows it is ([`Asm::aligned`], which the block layout keeps up to date across
 /// instructions); from here on it knows.
-fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
+pub(super) fn check_word(a: &mut Asm, r: u8, side: &mut Option<Label>) {
     if r < 15 && a.aligned & (1 << r) != 0 {
         return;
     }
@@ -502,23 +437,12 @@ fn load_store(a: &mut Asm, w: u32, pc_read: u32, side: &mut Option<Label>) -> bo
 
 /// Host temporary `k` of a multiple load: `v0`-`v7`, then `v16`-`v31` (caller-saved and
 /// holding nothing across guest instructions).
-fn temp(k: u32) -> u8 {
+pub(super) fn temp(k: u32) -> u8 {
     if k < 8 {
         k as u8
     } else {
         16 + (k - 8) as u8
     }
-}
-
-/// `LDP/STP St1, St2, [Xn, #off]`.
-fn slsp(load: bool, rt: u8, rt2: u8, rn: u8, off: u32) -> u32 {
-    debug_assert!(off.is_multiple_of(4) && off / 4 < 64);
-    0x2d00_0000
-        | (load as u32) << 22
-        | (off / 4) << 15
-        | (rt2 as u32) << 10
-        | (rn as u32) << 5
-        | rt as u32
 }
 
 /// VLDM/VSTM (VPUSH/VPOP): increment after (with or without writeback) or decrement
@@ -683,169 +607,5 @@ fn transfer(a: &mut Asm, w: u32) -> bool {
         _ => Ls::Ldr,
     };
     a.put(enc::ls_uimm(op, rt, STATE, off_d(dn) + bytes * index));
-    true
-}
-
-/// D:Vd-style register numbers of Advanced SIMD encodings.
-fn nreg(w: u32, hi: u32, bit: u32) -> u32 {
-    (flag(w, bit) as u32) << 4 | field(w, hi, hi - 3)
-}
-
-/// Advanced SIMD integer VADD/VSUB/VMUL and the bitwise operations (three registers of
-/// the same length) on D or Q registers.
-fn neon_data_proc(a: &mut Asm, w: u32) -> bool {
-    if field(w, 23, 19) & 0b10111 == 0b10000 && field(w, 7, 4) & 0b1001 == 0b0001 {
-        return neon_modimm(a, w);
-    }
-    if flag(w, 23) {
-        return false;
-    }
-    let u = flag(w, 24);
-    let op = field(w, 11, 8);
-    let b = flag(w, 4);
-    let size = field(w, 21, 20);
-    let q = flag(w, 6);
-    let (d, n, m) = (nreg(w, 15, 22), nreg(w, 19, 7), nreg(w, 3, 5));
-    if q && (d | n | m) & 1 != 0 {
-        return false;
-    }
-    let host = match (op, b, u) {
-        (0b1000, false, false) if size < 3 => 0x0e20_8400 | size << 22, // ADD
-        (0b1000, false, true) if size < 3 => 0x2e20_8400 | size << 22,  // SUB
-        (0b1001, true, false) if size < 3 => 0x0e20_9c00 | size << 22,  // MUL
-        (0b0001, true, false) => {
-            [0x0e20_1c00, 0x0e60_1c00, 0x0ea0_1c00, 0x0ee0_1c00][size as usize]
-        }
-        (0b0001, true, true) if size == 0 => 0x2e20_1c00, // EOR
-        _ => return false,
-    };
-    // Lane-wise operations: a Q register is its two D halves, one after the other (the
-    // first half written cannot be a source of the second: Q registers are even pairs).
-    for k in 0..1 + q as u32 {
-        let rn = src(a, true, n + k, 1);
-        let rm = src(a, true, m + k, 2);
-        let rd = dst(true, d + k, 0);
-        a.put(host | (rm as u32) << 16 | (rn as u32) << 5 | rd as u32);
-        commit(a, true, d + k, rd);
-    }
-    true
-}
-
-/// VMOV/VMVN/VORR/VBIC (immediate): A64's MOVI/MVNI/ORR/BIC (vector, immediate) and
-/// FMOV (vector, single-precision immediate) take the same `op`, `cmode` and `imm8` and
-/// expand them the same way (`AdvSIMDExpandImm`), one D register (a Q register's halves
-/// one after the other) at a time.
-fn neon_modimm(a: &mut Asm, w: u32) -> bool {
-    let q = flag(w, 6);
-    let op = flag(w, 5);
-    let cmode = field(w, 11, 8);
-    let d = nreg(w, 15, 22);
-    if (q && d % 2 == 1) || (op && cmode == 0b1111) {
-        return false;
-    }
-    let imm8 = (flag(w, 24) as u32) << 7 | field(w, 18, 16) << 4 | field(w, 3, 0);
-    // VORR/VBIC modify the register; the others replace it.
-    let modifies = cmode & 1 == 1 && cmode < 0b1100;
-    for k in 0..1 + q as u32 {
-        let rd = if modifies {
-            src(a, true, d + k, 0)
-        } else {
-            dst(true, d + k, 0)
-        };
-        a.put(
-            0x0f00_0400
-                | (op as u32) << 29
-                | (imm8 >> 5) << 16
-                | cmode << 12
-                | (imm8 & 0x1f) << 5
-                | rd as u32,
-        );
-        commit(a, true, d + k, rd);
-    }
-    true
-}
-
-/// VLD1/VST1 of 1-4 whole D registers, with the alignment qualifier checked (side exit)
-/// and base writeback.
-fn neon_load_store(a: &mut Asm, w: u32, side: &mut Option<Label>) -> bool {
-    if flag(w, 23) {
-        return false;
-    }
-    let load = flag(w, 21);
-    let rn = field(w, 19, 16) as u8;
-    let rm = field(w, 3, 0) as u8;
-    let d = nreg(w, 15, 22);
-    let align = field(w, 5, 4);
-    let regs = match (field(w, 11, 8), align) {
-        (0b0111, 0 | 1) => 1,
-        (0b1010, 0..=2) => 2,
-        (0b0110, 0 | 1) => 3,
-        (0b0010, _) => 4,
-        _ => return false,
-    };
-    if rn == 15 || d + regs > 32 {
-        return false;
-    }
-    if align != 0 {
-        // 8 << align... bytes: 64 (1), 128 (2), 256 (3) bits.
-        let l = *side.get_or_insert_with(|| a.label());
-        for bit in 0..(2 + align as u8) {
-            a.tbnz_to(rn, bit, l);
-        }
-    }
-    if load {
-        // Registers go in pairs (one LDP of two D registers) from the highest pair down;
-        // all but the last load go to temporaries v0-v3 first, so that a fault leaves the
-        // registers untouched. The last one loads straight into mapped registers.
-        let mut direct = Vec::new();
-        let mut k = if regs % 2 == 1 { regs - 1 } else { regs - 2 };
-        loop {
-            let two = k + 1 < regs;
-            let last = k == 0;
-            let mapped = host_d(d + k).is_some() && (!two || host_d(d + k + 1).is_some());
-            let (t1, t2) = if last && mapped {
-                direct.extend([k, k + 1]);
-                (8 + (d + k) as u8, 9 + (d + k) as u8)
-            } else {
-                (k as u8, k as u8 + 1)
-            };
-            if two {
-                a.put(dlsp(true, t1, t2, rn, 8 * k));
-            } else {
-                a.put(fls(true, Sz::D, t1, rn, 8 * k));
-            }
-            if last {
-                break;
-            }
-            k -= 2;
-        }
-        for j in (0..regs).filter(|j| !direct.contains(j)) {
-            commit(a, true, d + j, j as u8);
-        }
-    } else {
-        let mut k = 0u32;
-        while k < regs {
-            let two = k + 1 < regs;
-            if two
-                && host_d(d + k).is_none()
-                && host_d(d + k + 1).is_none()
-                && (d + k).is_multiple_of(2)
-            {
-                a.put(fls(true, Sz::Q, k as u8, STATE, off_d(d + k)));
-                mem_at(a, false, Sz::Q, k as u8, rn, 8 * k as i32);
-            } else {
-                for j in k..k + 1 + two as u32 {
-                    let r = src(a, true, d + j, j as u8);
-                    mem_at(a, false, Sz::D, r, rn, 8 * j as i32);
-                }
-            }
-            k += 1 + two as u32;
-        }
-    }
-    match rm {
-        15 => {}
-        13 => a.put(enc::w_addsub_imm(AddSub::Add, rn, rn, 8 * regs, false)),
-        _ => a.put(enc::w_addsub_reg(AddSub::Add, rn, rn, rm, enc::Sh::Lsl, 0)),
-    }
     true
 }
