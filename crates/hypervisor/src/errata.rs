@@ -146,7 +146,7 @@ pub static TABLE: &[Erratum] = &[
             MidrRange::range(CAVIUM, THUNDERX_81XX, (0, 0), (0, 2)),
             MidrRange::range(CAVIUM, THUNDERX_83XX, (0, 0), (0, 0)),
         ],
-        handling: Handling::Missing("trapping guest ICC_* accesses (ICH_HCR_EL2.TC) and emulating them in the vGIC"),
+        handling: Handling::Applied("guest ICC_* accesses trapped (ICH_HCR_EL2.TC, TALL0, TALL1) and emulated against the list registers and ICH_VMCR_EL2 (vgic cpuif_trap, arch/cpuif_trap.rs)"),
     },
     Erratum {
         id: Id::Arm832075,

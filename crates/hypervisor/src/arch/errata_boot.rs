@@ -84,6 +84,7 @@ fn switch_on(id: Id) {
     match id {
         Id::Cavium23154 => gic::v3::set_cavium_23154(),
         Id::Cavium27456 => sw::enable(sw::ICACHE_AFTER_VTTBR),
+        Id::Cavium30115 => super::cpuif_trap::enable(),
         Id::Arm834220 => sw::enable(sw::AT_FOR_HPFAR),
         Id::Arm1319367 => {
             // Both checks are made where it matters: only the non-VHE regime is affected.
@@ -155,6 +156,12 @@ pub fn apply(midr: u64, conduit: Option<PsciConduit>) {
 /// them), so a log shows they ran.
 pub fn report() {
     use el2_core::switch::errata as sw;
+    if super::cpuif_trap::enabled() {
+        crate::hv_log!(
+            "errata: 30115: {} guest GICv3 CPU-interface access(es) trapped and emulated",
+            super::cpuif_trap::emulated()
+        );
+    }
     if sw::enabled(sw::AT_FOR_HPFAR) {
         let (resolved, retried) = sw::at_counts();
         crate::hv_log!(

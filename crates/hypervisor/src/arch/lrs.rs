@@ -143,6 +143,7 @@ pub fn init_cpu() -> Option<HostLrs> {
             // SAFETY: ICC_SRE_EL2.SRE was set by the host GIC driver's per-CPU init.
             let mut b = unsafe { IchBackend::new() };
             b.reset();
+            super::cpuif_trap::init_cpu();
             Some(HostLrs::V3(b))
         }
     }

@@ -6,6 +6,7 @@ pub mod boot;
 pub mod console;
 pub mod cpu;
 pub mod cpu_loop;
+pub mod cpuif_trap;
 pub mod debug_regs;
 pub mod dirty_log;
 pub mod discover;

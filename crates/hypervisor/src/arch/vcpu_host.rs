@@ -137,6 +137,17 @@ impl Devices for VcpuHost<'_> {
 }
 
 impl Interrupts for VcpuHost<'_> {
+    fn cpuif_access(
+        &mut self,
+        reg: vgic::cpuif_trap::IccReg,
+        is_read: bool,
+        value: u64,
+    ) -> Option<Result<Option<u64>, vgic::cpuif_trap::Refused>> {
+        // Only a GICv3 list-register backend has the ICH_* registers the emulation uses.
+        matches!(self.lrs, Some(HostLrs::V3(_))).then_some(())?;
+        super::cpuif_trap::access(reg, is_read, value)
+    }
+
     fn write_sgi(&mut self, reg: SgiReg, value: u64) -> bool {
         let Some(vg) = &self.vm.vgic else {
             return false;

@@ -178,7 +178,7 @@ fn sysreg<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
 fn sgi<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     let acc = SysRegAccess::from_iss(info.iss());
     let Some(reg) = SgiReg::from_encoding(acc.op0, acc.op1, acc.crn, acc.crm, acc.op2) else {
-        return Fast::Slow;
+        return super::cpuif::icc(&acc, ctx);
     };
     if acc.is_read {
         return Fast::Slow;

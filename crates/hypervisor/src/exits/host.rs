@@ -90,6 +90,17 @@ pub trait Interrupts {
     /// Before the vCPU blocks in `WFI`: records its interface state and says whether an
     /// interrupt is pending for it (then it must not block).
     fn pending_for_wfi(&mut self) -> bool;
+    /// A trapped guest GICv3 CPU-interface access (ThunderX 30115), emulated against the
+    /// live virtual interface: `Some(Ok(Some(v)))` a read's value, `Some(Ok(None))` a write
+    /// done, `None` when the host does not trap these (the access is then unknown).
+    fn cpuif_access(
+        &mut self,
+        _reg: vgic::cpuif_trap::IccReg,
+        _is_read: bool,
+        _value: u64,
+    ) -> Option<Result<Option<u64>, vgic::cpuif_trap::Refused>> {
+        None
+    }
 }
 
 /// PSCI power state of the vCPU and its VM, and waiting.

@@ -25,6 +25,7 @@
 
 mod aarch32;
 mod cp15;
+mod cpuif;
 mod dabt;
 mod fast;
 mod fp;
