@@ -329,7 +329,7 @@ fn vreg(rng: &mut Rng, q: bool) -> u32 {
 }
 
 /// One Advanced SIMD instruction (A32 layout), or `MOV r9, r11` and a VLDn/VSTn.
-fn neon_insn(rng: &mut Rng) -> Vec<u32> {
+pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
     let q = rng.below(2) == 1;
     let qb = (q as u32) << 6;
     let u = rng.below(2);

@@ -600,7 +600,7 @@ fn misc_permute(a: &mut Asm, size: u32, b: u32, q: bool, d: u32, m: u32) -> bool
         0b0000..=0b0011 => {
             if size == 3
                 || odd(q, &[d, m])
-                || d == m
+                || (d == m && b != 0)
                 || (b == 0 && size != 0)
                 || (!q && size == 2 && b >= 2)
             {
