@@ -1,7 +1,8 @@
 //! The A64 encoder against an independent disassembler: every named encoding function of
 //! `translate::a64::enc` is emitted into an ELF64 object and disassembled by the
 //! toolchain's `llvm-objdump` (rustup component `llvm-tools`), and the text must match.
-//! Also checks `logic_imm32` on every rotation of every run of ones (and rejects).
+//! The FP and Advanced SIMD encoders (`enc_fp`) are checked the same way. Also checks
+//! `logic_imm32` on every rotation of every run of ones (and rejects).
 
 use dbt_armv7::translate::a64::enc::{self, AddSub, ExSize, Ext, Logic, Ls, Sh, ShiftV, Unary};
 use std::path::PathBuf;
@@ -327,4 +328,277 @@ fn logic_imm32_covers_every_bitmask() {
     for v in [0u32, u32::MAX, 0x1234_5678, 0x8000_0005, 0x0000_0101] {
         assert!(enc::logic_imm32(v).is_none(), "{v:#x}");
     }
+}
+
+/// `llvm-objdump`'s text of each word, whitespace collapsed.
+fn disassemble(words: &[u32]) -> Vec<String> {
+    let text: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let dir = std::env::temp_dir().join(format!("dbt-a64-fp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = dir.join("enc.o");
+    std::fs::write(&obj, elf64(&text)).unwrap();
+    let out = Command::new(objdump())
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<String> = s
+        .lines()
+        .filter_map(|l| {
+            let (addr, t) = l.trim_start().split_once(':')?;
+            u64::from_str_radix(addr, 16).ok()?;
+            let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            (!t.is_empty()).then_some(t)
+        })
+        .collect();
+    assert_eq!(lines.len(), words.len(), "{s}");
+    lines
+}
+
+/// The FP and Advanced SIMD encoders (`enc_fp`) the VFP/NEON lowerings use, one or more
+/// forms each, against the disassembler.
+#[test]
+fn fp_simd_encodings_match_llvm_objdump() {
+    use dbt_armv7::translate::a64::enc_fp::*;
+    let cases: Vec<(u32, &str)> = vec![
+        (fls(true, Sz::S, 1, 28, 8), "ldr s1, [x28, #0x8]"),
+        (fls(false, Sz::D, 9, 28, 384), "str d9, [x28, #0x180]"),
+        (fls(true, Sz::Q, 2, 28, 256), "ldr q2, [x28, #0x100]"),
+        (flsu(false, Sz::Q, 3, 9, -16), "stur q3, [x9, #-0x10]"),
+        (flsu(true, Sz::D, 0, 4, 255), "ldur d0, [x4, #0xff]"),
+        (fp2(2, false, 0, 1, 2), "fadd s0, s1, s2"),
+        (fp2(8, true, 8, 9, 10), "fnmul d8, d9, d10"),
+        (fp2(1, true, 3, 4, 5), "fdiv d3, d4, d5"),
+        (fp3(false, true, true, 8, 1, 2, 4), "fmsub d8, d1, d2, d4"),
+        (fp3(true, false, false, 0, 1, 2, 3), "fnmadd s0, s1, s2, s3"),
+        (fp1(3, true, 1, 2), "fsqrt d1, d2"),
+        (fp1(4, true, 0, 9), "fcvt s0, d9"),
+        (fmov_d(8, 0), "fmov d8, d0"),
+        (dup_s1(1, 9), "mov s1, v9.s[1]"),
+        (dup_d1(9, 0), "mov d9, v0.d[1]"),
+        (ins_s(8, 1, 0), "mov v8.s[1], v0.s[0]"),
+        (ins_elem(3, 2, 5, 7, 1), "mov v3.h[5], v7.h[1]"),
+        (ins_w(10, 1, 7, 3), "mov v10.b[7], w3"),
+        (mov_w(4, 2, 3, 9, true), "smov w4, v9.h[3]"),
+        (mov_w(4, 4, 1, 9, false), "mov w4, v9.s[1]"),
+        (dlsp(true, 8, 9, 28, 128), "ldp d8, d9, [x28, #0x80]"),
+        (slsp(false, 0, 1, 11, 8), "stp s0, s1, [x11, #0x8]"),
+        (mrs_fpcr(16), "mrs x16, FPCR"),
+        (msr_fpcr(17), "msr FPCR, x17"),
+        (mrs_fpsr(16), "mrs x16, FPSR"),
+        (msr_fpsr(31), "msr FPSR, xzr"),
+        (
+            simd3(false, false, 0, 1, 0, 1, 2),
+            "sqadd v0.8b, v1.8b, v2.8b",
+        ),
+        (simd3(true, true, 2, 8, 0, 2, 1), "ushl v0.4s, v2.4s, v1.4s"),
+        (
+            simd3(true, false, 3, 16, 0, 1, 2),
+            "add v0.2d, v1.2d, v2.2d",
+        ),
+        (
+            simd3(false, true, 1, 3, 8, 9, 10),
+            "bsl v8.8b, v9.8b, v10.8b",
+        ),
+        (
+            simd3(false, true, 0, 19, 0, 1, 2),
+            "pmul v0.8b, v1.8b, v2.8b",
+        ),
+        (
+            simd3(false, false, 1, 22, 0, 1, 2),
+            "sqdmulh v0.4h, v1.4h, v2.4h",
+        ),
+        (
+            simd3(false, false, 2, 23, 0, 1, 2),
+            "addp v0.2s, v1.2s, v2.2s",
+        ),
+        (
+            simd3(true, false, 0, 25, 0, 1, 2),
+            "fmla v0.4s, v1.4s, v2.4s",
+        ),
+        (
+            simd3(false, true, 2, 26, 0, 1, 2),
+            "fabd v0.2s, v1.2s, v2.2s",
+        ),
+        (
+            simd3(true, true, 0, 27, 3, 1, 2),
+            "fmul v3.4s, v1.4s, v2.4s",
+        ),
+        (
+            simd3(false, true, 2, 29, 0, 1, 2),
+            "facgt v0.2s, v1.2s, v2.2s",
+        ),
+        (
+            simd3(false, true, 0, 30, 0, 1, 2),
+            "fmaxp v0.2s, v1.2s, v2.2s",
+        ),
+        (simd3_scalar(false, 3, 1, 0, 1, 2), "sqadd d0, d1, d2"),
+        (simd3_scalar(true, 3, 10, 0, 1, 2), "urshl d0, d1, d2"),
+        (simd2(false, false, 0, 0, 0, 1), "rev64 v0.8b, v1.8b"),
+        (simd2(true, true, 1, 0, 0, 1), "rev32 v0.8h, v1.8h"),
+        (simd2(false, false, 0, 5, 0, 1), "cnt v0.8b, v1.8b"),
+        (simd2(true, true, 0, 5, 0, 1), "mvn v0.16b, v1.16b"),
+        (simd2(false, true, 2, 6, 0, 1), "uadalp v0.1d, v1.2s"),
+        (simd2(true, false, 2, 10, 0, 1), "cmlt v0.4s, v1.4s, #0"),
+        (simd2(false, true, 2, 12, 0, 1), "fcmge v0.2s, v1.2s, #0.0"),
+        (simd2(true, true, 2, 15, 0, 1), "fneg v0.4s, v1.4s"),
+        (simd2(false, true, 0, 18, 0, 2), "sqxtun v0.8b, v2.8h"),
+        (simd2(false, true, 2, 20, 0, 2), "uqxtn v0.2s, v2.2d"),
+        (simd2(false, true, 0, 19, 0, 2), "shll v0.8h, v2.8b, #8"),
+        (simd2(true, true, 0, 29, 0, 1), "ucvtf v0.4s, v1.4s"),
+        (simd2(false, false, 2, 27, 0, 1), "fcvtzs v0.2s, v1.2s"),
+        (
+            simd_shift(false, false, 0x0b, 0, 0, 1),
+            "sshr v0.8b, v1.8b, #0x5",
+        ),
+        (
+            simd_shift(true, true, 0x21, 2, 0, 1),
+            "usra v0.4s, v1.4s, #0x1f",
+        ),
+        (
+            simd_shift(false, true, 0x13, 10, 0, 1),
+            "sli v0.4h, v1.4h, #0x3",
+        ),
+        (
+            simd_shift(false, true, 0x0f, 12, 0, 1),
+            "sqshlu v0.8b, v1.8b, #0x7",
+        ),
+        (
+            simd_shift(false, false, 0x20, 17, 0, 2),
+            "rshrn v0.2s, v2.2d, #0x20",
+        ),
+        (
+            simd_shift(false, true, 0x10, 19, 0, 2),
+            "uqrshrn v0.4h, v2.4s, #0x10",
+        ),
+        (
+            simd_shift(false, false, 0x0a, 20, 0, 2),
+            "sshll v0.8h, v2.8b, #0x2",
+        ),
+        (
+            simd_shift_scalar(true, 0x41, 0, 0, 1),
+            "ushr d0, d1, #0x3f",
+        ),
+        (
+            simd_shift_scalar(false, 0x7f, 10, 0, 1),
+            "shl d0, d1, #0x3f",
+        ),
+        (
+            simd3_diff(false, true, 0, 0, 0, 1, 2),
+            "uaddl v0.8h, v1.8b, v2.8b",
+        ),
+        (
+            simd3_diff(false, false, 2, 3, 0, 1, 2),
+            "ssubw v0.2d, v1.2d, v2.2s",
+        ),
+        (
+            simd3_diff(false, true, 1, 4, 0, 1, 2),
+            "raddhn v0.4h, v1.4s, v2.4s",
+        ),
+        (
+            simd3_diff(false, false, 1, 9, 0, 1, 2),
+            "sqdmlal v0.4s, v1.4h, v2.4h",
+        ),
+        (
+            simd3_diff(false, false, 0, 14, 0, 1, 2),
+            "pmull v0.8h, v1.8b, v2.8b",
+        ),
+        (
+            simd_elem(false, true, 1, 0, 0, 1, 3, 3),
+            "mla v0.4h, v1.4h, v3.h[3]",
+        ),
+        (
+            simd_elem(true, false, 2, 9, 4, 1, 15, 1),
+            "fmul v4.4s, v1.4s, v15.s[1]",
+        ),
+        (
+            simd_elem(false, true, 2, 10, 0, 1, 8, 1),
+            "umull v0.2d, v1.2s, v8.s[1]",
+        ),
+        (
+            simd_elem(false, false, 1, 13, 0, 1, 9, 2),
+            "sqrdmulh v0.4h, v1.4h, v9.h[2]",
+        ),
+        (ext(true, 0, 1, 2, 15), "ext v0.16b, v1.16b, v2.16b, #0xf"),
+        (ext(false, 8, 9, 10, 3), "ext v8.8b, v9.8b, v10.8b, #0x3"),
+        (
+            tbl(false, 2, 0, 4, 3),
+            "tbl v0.8b, { v4.16b, v5.16b }, v3.8b",
+        ),
+        (tbl(true, 1, 8, 4, 2), "tbx v8.8b, { v4.16b }, v2.8b"),
+        (dup_elem(true, 0, 2, 4, 1), "dup v0.4s, v2.s[1]"),
+        (dup_elem(false, 8, 9, 1, 7), "dup v8.8b, v9.b[7]"),
+        (permute(true, 0, 6, 3, 0, 1), "trn2 v3.16b, v0.16b, v1.16b"),
+        (permute(false, 1, 1, 2, 0, 1), "uzp1 v2.4h, v0.4h, v1.4h"),
+        (zip1_2d(0, 8, 9), "zip1 v0.2d, v8.2d, v9.2d"),
+        (movi_b(false, 3, 24), "movi v3.8b, #0x18"),
+        (
+            ldst_multi(true, false, 8, 1, 0, 9),
+            "ld2 { v0.4h, v1.4h }, [x9]",
+        ),
+        (
+            ldst_multi(false, true, 8, 0, 0, 9),
+            "st2 { v0.16b, v1.16b }, [x9]",
+        ),
+        (
+            ldst_multi(true, false, 0, 2, 0, 9),
+            "ld4 { v0.2s, v1.2s, v2.2s, v3.2s }, [x9]",
+        ),
+        (
+            ldst_multi(false, false, 4, 0, 0, 9),
+            "st3 { v0.8b, v1.8b, v2.8b }, [x9]",
+        ),
+        (ldst_lane(true, 1, 1, 7, 0, 9), "ld1 { v0.b }[7], [x9]"),
+        (
+            ldst_lane(false, 2, 2, 3, 0, 9),
+            "st2 { v0.h, v1.h }[3], [x9]",
+        ),
+        (
+            ldst_lane(true, 3, 4, 1, 0, 9),
+            "ld3 { v0.s, v1.s, v2.s }[1], [x9]",
+        ),
+        (
+            ldst_lane(false, 4, 1, 5, 0, 9),
+            "st4 { v0.b, v1.b, v2.b, v3.b }[5], [x9]",
+        ),
+        (ld_rep(1, false, 2, 0, 9), "ld1r { v0.2s }, [x9]"),
+        (
+            ld_rep(4, false, 1, 0, 9),
+            "ld4r { v0.4h, v1.4h, v2.4h, v3.4h }, [x9]",
+        ),
+        (fmov_imm(true, 8, 0x70), "fmov d8, #1.00000000"),
+        (fmov_imm(false, 0, 0x00), "fmov s0, #2.00000000"),
+        (fcmp(true, true, false, 1, 2), "fcmpe d1, d2"),
+        (fcmp(false, false, true, 1, 0), "fcmp s1, #0.0"),
+        (fmov_w_s(16, 1), "fmov w16, s1"),
+        (cvtf_d_w(true, 8, 16), "scvtf d8, w16"),
+        (cvtf_d_w(false, 0, 16), "ucvtf d0, w16"),
+        (cvtf_s_s(true, 0, 1), "scvtf s0, s1"),
+        (cvtf_s_s(false, 0, 1), "ucvtf s0, s1"),
+        (fcvtz_w_d(true, 16, 9), "fcvtzs w16, d9"),
+        (fcvtz_w_d(false, 16, 9), "fcvtzu w16, d9"),
+        (fcvtz_s_s(true, 0, 1), "fcvtzs s0, s1"),
+        (fcvtz_s_s(false, 0, 1), "fcvtzu s0, s1"),
+        (simd_modimm(false, 0b1110, 0xab, 8), "movi v8.8b, #0xab"),
+        (
+            simd_modimm(true, 0b0010, 0x12, 0),
+            "mvni v0.2s, #0x12, lsl #8",
+        ),
+        (
+            simd_modimm(false, 0b1111, 0x70, 3),
+            "fmov v3.2s, #1.00000000",
+        ),
+        (simd_modimm(true, 0b1001, 0x01, 9), "bic v9.4h, #0x1"),
+    ];
+    let words: Vec<u32> = cases.iter().map(|(w, _)| *w).collect();
+    let lines = disassemble(&words);
+    let bad: Vec<String> = cases
+        .iter()
+        .zip(&lines)
+        .filter(|((_, want), got)| got.as_str() != *want)
+        .map(|((w, want), got)| format!("{w:08x}: want `{want}`, objdump `{got}`"))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -294,3 +294,54 @@ pub fn ld_rep(count: u32, q: bool, size: u32, rt: u8, rn: u8) -> u32 {
     let o0 = (count >= 3) as u32;
     0x0d40_0000 | (q as u32) << 30 | r << 21 | (0b110 | o0) << 13 | size << 10 | rdn(rt, rn)
 }
+
+/// `FMOV Sd|Dd, #imm` (`imm8` expanded as VFPExpandImm).
+pub fn fmov_imm(dp: bool, rd: u8, imm8: u32) -> u32 {
+    0x1e20_1000 | (dp as u32) << 22 | imm8 << 13 | rd as u32
+}
+
+/// `FCMP`/`FCMPE` (`signalling`) `Sn|Dn, Sm|Dm` or with `#0.0` (`zero`).
+pub fn fcmp(dp: bool, signalling: bool, zero: bool, rn: u8, rm: u8) -> u32 {
+    0x1e20_2000
+        | (dp as u32) << 22
+        | (rm as u32) << 16
+        | (rn as u32) << 5
+        | (signalling as u32) << 4
+        | (zero as u32) << 3
+}
+
+/// `FMOV Wd, Sn`.
+pub fn fmov_w_s(rd: u8, rn: u8) -> u32 {
+    0x1e26_0000 | rdn(rd, rn)
+}
+
+/// `SCVTF`/`UCVTF Dd, Wn` (32-bit integer to double, FPCR rounding).
+pub fn cvtf_d_w(signed: bool, rd: u8, rn: u8) -> u32 {
+    (if signed { 0x1e62_0000 } else { 0x1e63_0000 }) | rdn(rd, rn)
+}
+
+/// `SCVTF`/`UCVTF Sd, Sn` (32-bit integer in an S register to single).
+pub fn cvtf_s_s(signed: bool, rd: u8, rn: u8) -> u32 {
+    (if signed { 0x5e21_d800 } else { 0x7e21_d800 }) | rdn(rd, rn)
+}
+
+/// `FCVTZS`/`FCVTZU Wd, Dn` (double to 32-bit integer, rounding towards zero).
+pub fn fcvtz_w_d(signed: bool, rd: u8, rn: u8) -> u32 {
+    (if signed { 0x1e78_0000 } else { 0x1e79_0000 }) | rdn(rd, rn)
+}
+
+/// `FCVTZS`/`FCVTZU Sd, Sn` (single to a 32-bit integer in an S register).
+pub fn fcvtz_s_s(signed: bool, rd: u8, rn: u8) -> u32 {
+    (if signed { 0x5ea1_b800 } else { 0x7ea1_b800 }) | rdn(rd, rn)
+}
+
+/// Advanced SIMD modified immediate (`MOVI`/`MVNI`/`ORR`/`BIC`/`FMOV` vector, 64-bit
+/// `Vd`): `op`, `cmode` and `imm8` as A32's `VMOV`/`VMVN`/`VORR`/`VBIC` (immediate).
+pub fn simd_modimm(op: bool, cmode: u32, imm8: u32, rd: u8) -> u32 {
+    0x0f00_0400
+        | (op as u32) << 29
+        | (imm8 >> 5) << 16
+        | cmode << 12
+        | (imm8 & 0x1f) << 5
+        | rd as u32
+}

@@ -278,14 +278,7 @@ fn modimm(a: &mut Asm, w: u32) -> bool {
         } else {
             dst(true, d + k, 0)
         };
-        a.put(
-            0x0f00_0400
-                | (op as u32) << 29
-                | (imm8 >> 5) << 16
-                | cmode << 12
-                | (imm8 & 0x1f) << 5
-                | rd as u32,
-        );
+        a.put(simd_modimm(op, cmode, imm8, rd));
         commit(a, true, d + k, rd);
     }
     true

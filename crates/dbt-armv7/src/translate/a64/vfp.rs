@@ -192,7 +192,7 @@ fn vmrs(a: &mut Asm, w: u32) -> bool {
     } else {
         a.put(enc::ls_uimm(Ls::Ldr, rt, STATE, OFF_FPSCR));
         a.put(mrs_fpsr(T_ADDR));
-        a.put(0x2a00_0000 | (T_ADDR as u32) << 16 | (rt as u32) << 5 | rt as u32);
+        a.put(enc::w_logic_reg(enc::Logic::Orr, rt, rt, T_ADDR, enc::Sh::Lsl, 0));
     }
     true
 }
@@ -285,7 +285,7 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
         // VMOV immediate: A64's FMOV immediate expands imm8 the same way.
         let imm8 = field(w, 19, 16) << 4 | field(w, 3, 0);
         let rd = dst(dp, d, 0);
-        a.put(0x1e20_1000 | (dp as u32) << 22 | imm8 << 13 | rd as u32);
+        a.put(fmov_imm(dp, rd, imm8));
         commit(a, dp, d, rd);
         return true;
     }
@@ -309,19 +309,12 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
             let rd = src(a, dp, d, 1);
             let rm = if zero { 0 } else { src(a, dp, m, 2) };
             a.put(enc::mrs_nzcv(T_ADDR));
-            a.put(
-                0x1e20_2000
-                    | (dp as u32) << 22
-                    | (rm as u32) << 16
-                    | (rd as u32) << 5
-                    | (zero as u32) << 3
-                    | (t7 as u32) << 4,
-            );
+            a.put(fcmp(dp, t7, zero, rd, rm));
             a.put(enc::mrs_nzcv(T_OP2));
             a.put(enc::msr_nzcv(T_ADDR));
             a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_FPSCR));
             // BFXIL w17, w16, #0, #28: the new NZCV over the rest of FPSCR.
-            a.put(0x3300_6c00 | (T_ADDR as u32) << 5 | T_OP2 as u32);
+            a.put(enc::w_bfm(T_OP2, T_ADDR, 0, 27));
             a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_FPSCR));
         }
         0b0111 if t7 => {
@@ -338,12 +331,10 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
             let rs = src(a, false, sm, 1);
             let rd = dst(dp, d, 0);
             if dp {
-                a.put(0x1e26_0000 | (rs as u32) << 5 | T_ADDR as u32); // FMOV w16, s
-                let op = if t7 { 0x1e62_0000 } else { 0x1e63_0000 };
-                a.put(op | (T_ADDR as u32) << 5 | rd as u32);
+                a.put(fmov_w_s(T_ADDR, rs));
+                a.put(cvtf_d_w(t7, rd, T_ADDR));
             } else {
-                let op = if t7 { 0x5e21_d800 } else { 0x7e21_d800 };
-                a.put(op | (rs as u32) << 5 | rd as u32);
+                a.put(cvtf_s_s(t7, rd, rs));
             }
             commit(a, dp, d, rd);
         }
@@ -353,12 +344,10 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
             let signed = flag(w, 16);
             let rm = src(a, dp, m, 1);
             if dp {
-                let op = if signed { 0x1e78_0000 } else { 0x1e79_0000 };
-                a.put(op | (rm as u32) << 5 | T_ADDR as u32);
+                a.put(fcvtz_w_d(signed, T_ADDR, rm));
                 core_to_s(a, sd, T_ADDR);
             } else {
-                let op = if signed { 0x5ea1_b800 } else { 0x7ea1_b800 };
-                a.put(op | (rm as u32) << 5);
+                a.put(fcvtz_s_s(signed, 0, rm));
                 commit(a, false, sd, 0);
             }
         }
