@@ -1,6 +1,7 @@
 //! `cargo xtask bench --dbt`, in-VM rows (issue 17): `guests/armv7-dbtbench` (compute,
-//! call-heavy and exception-heavy ARMv7-A kernels, each timed with `CNTVCT` on its second
-//! run) natively under `qemu-system-arm -cpu cortex-a15` and as a VM under the hypervisor,
+//! call-heavy and exception-heavy ARMv7-A kernels, then with the guest's MMU on: compute,
+//! a 64 MiB pointer chase, address-space switches, TLB maintenance and shadow misses;
+//! each timed with `CNTVCT` on its second run) natively under `qemu-system-arm -cpu cortex-a15` and as a VM under the hypervisor,
 //! translated by the in-VM runtime (a64fx: no AArch32 EL1; cortex-a57 with `dbt = "force"`).
 //! Under `-icount shift=0` a counter tick is 16 instructions of the whole machine, so the
 //! native run gives each kernel's guest instruction count and the VM runs give the host
@@ -27,6 +28,12 @@ const KERNELS: &[(&str, &str)] = &[
     ("svc", "2000 SVC + exception return"),
     ("udf", "2000 UNDEFINED + exception return"),
     ("cp15", "2000 MCR + MRC TPIDRURW"),
+    ("crc32-mmu", "crc32 with the MMU on"),
+    ("sort-mmu", "sort with the MMU on"),
+    ("chase-mmu", "100000 dependent loads over 64 MiB, MMU on"),
+    ("switch", "2000 CONTEXTIDR + TTBR0 switches + load"),
+    ("tlbi", "256 TLBIMVAA"),
+    ("miss", "256 TLBIMVAA + load: shadow misses"),
 ];
 
 /// One kernel's line: `armv7-dbtbench: <name> 0x<ticks> result 0x<value>`.

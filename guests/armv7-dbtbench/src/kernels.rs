@@ -137,6 +137,14 @@ extern "C" fn main() -> ! {
     bench("svc", svc_loop);
     bench("udf", udf_loop);
     bench("cp15", cp15_loop);
+    // The same machine with its MMU on (short descriptors, two address spaces).
+    crate::mmu::enable();
+    bench("crc32-mmu", crc32);
+    bench("sort-mmu", sort);
+    bench("chase-mmu", crate::mmu::chase);
+    bench("switch", crate::mmu::switch);
+    bench("tlbi", crate::mmu::tlbi);
+    bench("miss", crate::mmu::miss);
     puts("armv7-dbtbench: done\n");
     system_off()
 }

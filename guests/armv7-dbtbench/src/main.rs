@@ -1,5 +1,5 @@
 //! ARMv7-A benchmark guest for the DBT inside a VM (issue 17's in-VM rows), built for
-//! `armv7a-none-eabi`, MMU off. Each kernel runs once to warm up (under the DBT: to be
+//! `armv7a-none-eabi`: kernels with the MMU off, then with it on (`mmu.rs`). Each kernel runs once to warm up (under the DBT: to be
 //! translated) and is then timed with `CNTVCT` reads around a second run. Under QEMU
 //! `-icount shift=0` a counter tick is 16 instructions of the whole machine, so the same
 //! binary gives the guest's own instruction count under `qemu-system-arm -cpu cortex-a15`
@@ -16,6 +16,8 @@ fn main() {
 
 #[cfg(target_arch = "arm")]
 mod kernels;
+#[cfg(target_arch = "arm")]
+mod mmu;
 #[cfg(target_arch = "arm")]
 mod rt;
 #[cfg(target_arch = "arm")]

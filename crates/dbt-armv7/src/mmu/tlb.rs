@@ -8,14 +8,18 @@ const ENTRIES: usize = 1024;
 #[derive(Clone, Copy)]
 struct Entry {
     vpage: u32,
+    /// The [`Tlb::generation`] it was cached in: older ones are flushed.
+    generation: u32,
     pa_page: u64,
     perms: u8,
 }
 
 /// Software TLB. Any change of translation state flushes it whole (cheap and always
-/// correct: it is a cache).
+/// correct: it is a cache); a flush is a new generation, not a pass over the entries
+/// (guests write `TTBR0`/`CONTEXTIDR` on every address-space switch).
 pub struct Tlb {
     e: Vec<Entry>,
+    generation: u32,
 }
 
 impl Default for Tlb {
@@ -33,11 +37,13 @@ impl Tlb {
             e: vec![
                 Entry {
                     vpage: INVALID,
+                    generation: 0,
                     pa_page: 0,
                     perms: 0
                 };
                 ENTRIES
             ],
+            generation: 0,
         }
     }
 
@@ -45,13 +51,14 @@ impl Tlb {
     #[inline]
     pub fn lookup(&self, va: u32) -> Option<(u64, u8)> {
         let e = &self.e[(va >> 12) as usize & (ENTRIES - 1)];
-        (e.vpage == va & !0xfff).then_some((e.pa_page, e.perms))
+        (e.vpage == va & !0xfff && e.generation == self.generation).then_some((e.pa_page, e.perms))
     }
 
     /// Caches a translation.
     pub fn insert(&mut self, va: u32, pa_page: u64, perms: u8) {
         self.e[(va >> 12) as usize & (ENTRIES - 1)] = Entry {
             vpage: va & !0xfff,
+            generation: self.generation,
             pa_page,
             perms,
         };
@@ -59,8 +66,12 @@ impl Tlb {
 
     /// Drops every entry.
     pub fn flush(&mut self) {
-        for e in self.e.iter_mut() {
-            e.vpage = INVALID;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Wrapped: entries of the generation 2^32 flushes ago must not come back.
+            for e in self.e.iter_mut() {
+                e.vpage = INVALID;
+            }
         }
     }
 }

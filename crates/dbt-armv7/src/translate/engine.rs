@@ -80,6 +80,9 @@ pub struct Stats {
     pub tlb_maintenance: u64,
     /// Blocks translated with the guest's MMU on.
     pub blocks_mmu_on: u64,
+    /// Entries into the code cache in another translation context (privilege, address
+    /// space, `DACR`) than the previous one.
+    pub entries_ctx_switch: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -118,11 +121,10 @@ pub struct Dbt<G: CodeGen> {
     used: usize,
     state: GuestState,
     stats: Stats,
-    /// The shadow return stack and the indirect branch target cache (pairs of guest
-    /// address, host address), valid for the translation context `ctx`.
-    ras: Vec<[u64; 2]>,
-    ibtc: Vec<[u64; 2]>,
-    ctx: Option<(bool, u16, u32)>,
+    /// The shadow return stacks and indirect branch target caches, one per recent
+    /// translation context; `tables[cur]` is the current context's.
+    tables: Vec<Tables>,
+    cur: usize,
     /// Guest pages the host write-protects because code was translated from them.
     protected: BTreeSet<u32>,
     /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
@@ -136,6 +138,46 @@ pub struct Dbt<G: CodeGen> {
     strict_align: bool,
     /// What the host was last told about the guest's stage 1 (hosts that mirror it).
     host_mmu: Option<GuestMmu>,
+}
+
+/// A translation context: privilege, address space ([`Key::asid`]) and, with the MMU on,
+/// `DACR`. Return stack and target cache entries branch straight to host code, past the
+/// dispatcher's checks, so each context has its own.
+type Ctx = (bool, u16, u32);
+
+/// Most translation contexts whose tables are kept (a switch among them, e.g. kernel and
+/// user of a few processes, keeps their entries).
+const MAX_CTX_TABLES: usize = 8;
+
+/// The shadow return stack and the indirect branch target cache of one context (pairs of
+/// guest address, host address).
+struct Tables {
+    ctx: Option<Ctx>,
+    ras: Vec<[u64; 2]>,
+    ibtc: Vec<[u64; 2]>,
+    /// Entries may point at dropped translations: cleared before the next use.
+    stale: bool,
+    last_use: u64,
+}
+
+impl Tables {
+    fn new() -> Tables {
+        Tables {
+            ctx: None,
+            // Room for a ring aligned to twice its size, plus its spare entry.
+            ras: vec![[NO_ENTRY, NO_ENTRY]; 3 * RAS_ENTRIES + 1],
+            ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
+            stale: false,
+            last_use: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        // Every word NO_ENTRY: the ring need not start on an entry of `ras`.
+        self.ras.fill([NO_ENTRY, NO_ENTRY]);
+        self.ibtc.fill([NO_ENTRY, 0]);
+        self.stale = false;
+    }
 }
 
 /// Where a block's code comes from: its physical page, and (MMU on) whether the page is
@@ -248,10 +290,8 @@ impl<G: CodeGen> Dbt<G> {
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
-            // Room for a ring aligned to twice its size, plus its spare entry.
-            ras: vec![[NO_ENTRY, NO_ENTRY]; 3 * RAS_ENTRIES + 1],
-            ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
-            ctx: None,
+            tables: vec![Tables::new()],
+            cur: 0,
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
             fp_on: false,
@@ -261,11 +301,40 @@ impl<G: CodeGen> Dbt<G> {
     }
 
     /// Forgets every return stack and target cache entry (their host addresses may point
-    /// at translations that are gone, or that another privilege or address space made).
+    /// at translations that are gone): the current context's now, the others' before
+    /// their next use.
     fn clear_tables(&mut self) {
-        // Every word NO_ENTRY: the ring need not start on an entry of `ras`.
-        self.ras.fill([NO_ENTRY, NO_ENTRY]);
-        self.ibtc.fill([NO_ENTRY, 0]);
+        for t in self.tables.iter_mut() {
+            t.stale = true;
+        }
+        self.tables[self.cur].clear();
+    }
+
+    /// Makes `ctx`'s tables the current ones (recycling the least recently used).
+    fn switch_tables(&mut self, ctx: Ctx) {
+        self.stats.entries_ctx_switch += 1;
+        let now = self.stats.entries;
+        let i = match self.tables.iter().position(|t| t.ctx == Some(ctx)) {
+            Some(i) => i,
+            None if self.tables.len() < MAX_CTX_TABLES => {
+                self.tables.push(Tables::new());
+                self.tables.len() - 1
+            }
+            None => {
+                let i = (0..self.tables.len())
+                    .min_by_key(|&i| self.tables[i].last_use)
+                    .expect("tables");
+                self.tables[i].stale = true;
+                i
+            }
+        };
+        let t = &mut self.tables[i];
+        if t.stale {
+            t.clear();
+        }
+        t.ctx = Some(ctx);
+        t.last_use = now;
+        self.cur = i;
     }
 
     /// Counters so far.
@@ -307,10 +376,12 @@ impl<G: CodeGen> Dbt<G> {
     fn lookup(&self, key: Key) -> Option<u32> {
         self.map.get(&key).copied().or_else(|| {
             (key.asid != SPACE_FLAT)
-                .then(|| self.map.get(&Key {
-                    asid: SPACE_GLOBAL,
-                    ..key
-                }))
+                .then(|| {
+                    self.map.get(&Key {
+                        asid: SPACE_GLOBAL,
+                        ..key
+                    })
+                })
                 .flatten()
                 .copied()
         })
@@ -351,8 +422,7 @@ impl<G: CodeGen> Dbt<G> {
     /// it was fetched under).
     fn domain_ok(&self, cpu: &Cpu, id: u32) -> bool {
         let b = &self.blocks[id as usize];
-        b.dacr_field == NO_DOMAIN
-            || ((cpu.cp15.dacr >> (2 * b.domain)) & 3) as u8 == b.dacr_field
+        b.dacr_field == NO_DOMAIN || ((cpu.cp15.dacr >> (2 * b.domain)) & 3) as u8 == b.dacr_field
     }
 
     /// Runs at most `budget` guest instructions, translated where possible, and returns
@@ -472,29 +542,33 @@ impl<G: CodeGen> Dbt<G> {
             }
             // The return stack and target cache hold blocks of one privilege, address
             // space and domain access (they bypass the dispatcher's checks).
-            let dacr = if key.asid == SPACE_FLAT { 0 } else { cpu.cp15.dacr };
+            let dacr = if key.asid == SPACE_FLAT {
+                0
+            } else {
+                cpu.cp15.dacr
+            };
             let ctx = (key.privileged, key.asid, dacr);
-            if self.ctx != Some(ctx) {
-                self.clear_tables();
-                self.ctx = Some(ctx);
+            if self.tables[self.cur].ctx != Some(ctx) {
+                self.switch_tables(ctx);
             }
             if core::mem::take(&mut indirect_to) {
                 // Translated code branched here indirectly: cache the target.
                 let host = mem.bytes().as_ptr() as u64 + at as u64;
                 // The target as a branch writes it: Thumb with bit 0 set.
                 let target = key.pc | key.thumb as u32;
-                self.ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] = [target as u64, host];
+                self.tables[self.cur].ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] =
+                    [target as u64, host];
             }
             // Enter the code cache.
             self.state.r = cpu.r;
             self.state.nzcv = cpu.cpsr & NZCV;
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
-            let ras = self.ras.as_mut_ptr() as u64;
+            let ras = self.tables[self.cur].ras.as_mut_ptr() as u64;
             let align = 2 * 16 * RAS_ENTRIES as u64;
             // The ring starts at the first suitably aligned entry of `ras`.
             self.state.ras_base = ras.next_multiple_of(align);
-            self.state.ibtc_base = self.ibtc.as_mut_ptr() as u64;
+            self.state.ibtc_base = self.tables[self.cur].ibtc.as_mut_ptr() as u64;
             self.stats.entries += 1;
             let host_fp = vfp_host::enter(cpu, &mut self.state);
             // Instructions that translated code hands to the system model find the CPU
@@ -836,11 +910,20 @@ impl<G: CodeGen> Dbt<G> {
         self.drop_blocks(mem, |b, _| b.phys == page);
     }
 
+    /// Drops the translations of guest physical page `page` because another guest CPU
+    /// wrote it (a host running one engine per CPU over one guest memory tracks which of
+    /// them translated from a page): this engine no longer counts on the page being
+    /// write-protected, and protects it again when it next translates from it.
+    pub fn page_written_elsewhere(&mut self, mem: &mut dyn CodeMemory, page: u32) {
+        self.protected.remove(&page);
+        self.invalidate_phys(mem, page);
+        self.stats.smc += 1;
+    }
+
     /// Drops the live blocks `(block, id)` for which `which` holds: their incoming links
     /// are undone, so no other block can reach them, and the next execution translates
     /// them again.
     fn drop_blocks(&mut self, mem: &mut dyn CodeMemory, which: impl Fn(&Block, u32) -> bool) {
-        self.clear_tables();
         let ids: Vec<u32> = self
             .blocks
             .iter()
@@ -848,6 +931,9 @@ impl<G: CodeGen> Dbt<G> {
             .filter(|(i, b)| b.live && which(b, *i as u32))
             .map(|(i, _)| i as u32)
             .collect();
+        if !ids.is_empty() {
+            self.clear_tables();
+        }
         for id in ids {
             let incoming = core::mem::take(&mut self.blocks[id as usize].incoming);
             for (from, e) in incoming {
@@ -870,16 +956,6 @@ impl<G: CodeGen> Dbt<G> {
                 self.map.remove(&key);
             }
         }
-    }
-
-    /// Drops the translations made from guest page `page` because another guest CPU wrote
-    /// it (a host running several engines over one guest memory tracks which of them
-    /// translated from a page): this engine no longer counts on the page being
-    /// write-protected, and protects it again when it next translates from it.
-    pub fn page_written_elsewhere(&mut self, mem: &mut dyn CodeMemory, page: u32) {
-        self.protected.remove(&page);
-        self.invalidate(mem, page << 12, (page << 12).wrapping_add(0x1000));
-        self.stats.smc += 1;
     }
 
     /// Translates again, after a flush, every block translated so far with the MMU off
