@@ -26,7 +26,7 @@ pub fn alloc_zeroed(bytes: u64) -> Option<u64> {
     let first = FRAMES.lock().alloc(frames)?;
     let pa = first as u64 * FRAME;
     // SAFETY: the frames were just allocated for us and are identity-mapped RAM.
-    unsafe { core::ptr::write_bytes(pa as *mut u8, 0, frames * FRAME as usize) };
+    unsafe { super::zero::zero(pa, frames as u64 * FRAME) };
     Some(pa)
 }
 

@@ -33,3 +33,4 @@ pub mod vgic_glue;
 pub mod virtio_glue;
 pub mod vm;
 pub mod vm_console;
+pub mod zero;
