@@ -1,9 +1,10 @@
-//! The guest's physical address space for the interpreter: the low 4 GiB of this runtime's
-//! identity map. RAM and devices are reached with single loads and stores of the access's
+//! The guest's physical address space for the interpreter (and the shadow's table walks):
+//! the runtime's physical window (`mmu::WINDOW`), mapped whatever the guest's MMU does. RAM and devices are reached with single loads and stores of the access's
 //! size (`ESR_EL2.ISV` = 1 when the hypervisor emulates them); an abort (nothing at that
 //! IPA: the hypervisor injects an external abort) becomes `BusFault`, i.e. the guest's
 //! architectural data abort, through the probe routines' fixup in `vectors.rs`.
 
+use crate::mmu::WINDOW;
 use dbt_armv7::{Bus, BusFault};
 
 /// What a probe returns: the value read and whether it faulted (`x0`, `x1`).
@@ -87,14 +88,14 @@ impl Bus for GuestBus {
         if !in_space(pa, size) {
             return Err(BusFault);
         }
-        // SAFETY: `pa` is below 4 GiB: the guest's own identity-mapped physical space, where
-        // an access either succeeds or aborts into the probe fixup.
+        // SAFETY: `pa` is below 4 GiB: the window onto the guest's own physical space,
+        // where an access either succeeds or aborts into the probe fixup.
         let p = unsafe {
             match size {
-                1 => dbt_rt_ld8(pa),
-                2 => dbt_rt_ld16(pa),
-                4 => dbt_rt_ld32(pa),
-                _ => dbt_rt_ld64(pa),
+                1 => dbt_rt_ld8(WINDOW + pa),
+                2 => dbt_rt_ld16(WINDOW + pa),
+                4 => dbt_rt_ld32(WINDOW + pa),
+                _ => dbt_rt_ld64(WINDOW + pa),
             }
         };
         if p.fault != 0 {
@@ -110,10 +111,10 @@ impl Bus for GuestBus {
         // SAFETY: as for `read`.
         let p = unsafe {
             match size {
-                1 => dbt_rt_st8(pa, value),
-                2 => dbt_rt_st16(pa, value),
-                4 => dbt_rt_st32(pa, value),
-                _ => dbt_rt_st64(pa, value),
+                1 => dbt_rt_st8(WINDOW + pa, value),
+                2 => dbt_rt_st16(WINDOW + pa, value),
+                4 => dbt_rt_st32(WINDOW + pa, value),
+                _ => dbt_rt_st64(WINDOW + pa, value),
             }
         };
         if p.fault != 0 {
@@ -126,7 +127,9 @@ impl Bus for GuestBus {
         if !self.ram.contains(&pa) {
             return None;
         }
-        // SAFETY: guest RAM from `pa` to its end, identity-mapped and always backed.
-        Some(unsafe { core::slice::from_raw_parts(pa as *const u8, (self.ram.end - pa) as usize) })
+        // SAFETY: guest RAM from `pa` to its end, in the window and always backed.
+        Some(unsafe {
+            core::slice::from_raw_parts((WINDOW + pa) as *const u8, (self.ram.end - pa) as usize)
+        })
     }
 }

@@ -1,9 +1,11 @@
 //! The code cache: the top of this runtime's region (Normal, EL1 read/write/execute, out of
 //! reach of every address translated code can form), with the cache maintenance that makes
 //! new code visible to instruction fetch, and write protection of guest code pages through
-//! the runtime's stage 1 (`mmu::protect`).
+//! the runtime's stage 1 (`mmu::protect`), and the guest's stage 1 mirrored in shadow
+//! tables (`mmu::shadow`).
 
-use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory};
+use dbt_armv7::mmu::TlbMaintenance;
+use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory, GuestMmu};
 use dbt_armv7::translate::GuestState;
 
 /// The code cache memory.
@@ -50,5 +52,17 @@ impl CodeMemory for Code {
 
     fn unprotect_guest_page(&mut self, page: u32) {
         crate::mmu::protect(page, false);
+    }
+
+    fn mirrors_guest_mmu(&self) -> bool {
+        crate::mmu::shadow::enabled()
+    }
+
+    fn guest_mmu(&mut self, mmu: &GuestMmu) {
+        crate::mmu::shadow::switch(mmu);
+    }
+
+    fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {
+        crate::mmu::shadow::maintenance(op);
     }
 }

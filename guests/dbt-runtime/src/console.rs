@@ -7,9 +7,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// The PL011's data register (from the guest's device tree; 0: none).
 static UART: AtomicU64 = AtomicU64::new(0);
 
-/// Uses the PL011 at `base` (an IPA in the identity-mapped device range).
+/// Uses the PL011 at `base` (an IPA in the device range, reached through the physical
+/// window: the guest's MMU may map anything at `base`).
 pub fn init(base: u64) {
-    UART.store(base, Ordering::Relaxed);
+    UART.store(crate::mmu::WINDOW + base, Ordering::Relaxed);
 }
 
 struct Pl011;

@@ -11,9 +11,17 @@
 //!   a guest address that wraps faults here and goes through the fault path.
 //! - VA `[64 GiB, 65 GiB)`: this runtime (image, stack, heap, page tables, code cache),
 //!   identity to its IPA, Normal, EL1 read/write/execute. No guest address reaches it.
+//! - VA `[256 GiB, 260 GiB)` ([`WINDOW`]): the guest's physical space again (a Device
+//!   block, then the same level-2 tables as `[1 GiB, 4 GiB)`, so code pages are read-only
+//!   here too), for the interpreter's bus, the shadow's walks of the guest's tables and the
+//!   console: it stays mapped whatever the guest's MMU does.
 //!
-//! While the guest's MMU is off this is exactly the guest's physical view; with it on the
-//! engine interprets (shadow tables of the guest's stage 1 are issue 17 stage C).
+//! While the guest's MMU is off this map (the flat map, host ASID 0; guest entries nG) is
+//! exactly the guest's physical view. With it on, `TTBR0_EL1` holds a shadow of the
+//! guest's stage 1 instead ([`shadow`]): guest virtual addresses in `[0, 4 GiB)`, and the
+//! flat map's level-1 entries above 4 GiB (runtime, write alias, window) in every root.
+
+pub mod shadow;
 
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::*;
@@ -53,19 +61,55 @@ const ATTR_DEVICE: u64 = 0 << 2;
 const ATTR_NORMAL: u64 = 1 << 2;
 /// Output address bits of a descriptor.
 const OA_MASK: u64 = 0x0000_ffff_ffff_f000;
+/// Not global: the entry belongs to the ASID in `TTBR0_EL1` (guest mappings, which differ
+/// between the flat map and the shadows).
+const NG: u64 = 1 << 11;
+
+/// Host VA of guest physical address 0 in the physical window.
+pub const WINDOW: u64 = 256 << 30;
 
 const GIB: u64 = 1 << 30;
 const MIB2: u64 = 2 << 20;
 
 fn normal_guest(pa: u64) -> u64 {
-    pa | AF | SH_INNER | ATTR_NORMAL | XN
+    pa | AF | SH_INNER | ATTR_NORMAL | XN | NG
+}
+
+/// A shadow's level-3 descriptor for guest physical page `pa`: Device below 1 GiB (the
+/// guest's devices, as in the flat map), Normal above; never executable; read-only unless
+/// `writable`.
+fn guest_page(pa: u64, writable: bool) -> u64 {
+    let attrs = if pa < GIB {
+        pa | AF | ATTR_DEVICE | XN | NG
+    } else {
+        normal_guest(pa)
+    };
+    attrs | TABLE_OR_PAGE | if writable { 0 } else { AP_RO }
+}
+
+/// Puts the entries every root shares (the flat map's above 4 GiB) into level-1 table
+/// `l1`.
+fn shared_entries(l1: &mut [u64; 512]) {
+    l1[4..].copy_from_slice(&TABLES.lock().l1.0[4..]);
+}
+
+/// Loads root `root` with host ASID `asid` into `TTBR0_EL1`.
+fn load_root(root: u64, asid: u16) {
+    TTBR0_EL1.set(root | (asid as u64) << 48);
+    barrier::isb(barrier::SY);
+}
+
+/// Loads the flat map (the guest's MMU is off).
+fn load_flat() {
+    let l1 = &TABLES.lock().l1 as *const Table as u64;
+    load_root(l1, 0);
 }
 
 /// Builds the tables and turns the MMU and caches on; `runtime_base` is this runtime's
 /// region (1 GiB-aligned, identity-mapped).
 pub fn init(runtime_base: u64) {
     let mut t = TABLES.lock();
-    t.l1.0[0] = AF | ATTR_DEVICE | XN | BLOCK;
+    t.l1.0[0] = AF | ATTR_DEVICE | XN | NG | BLOCK;
     for i in 0..3 {
         for (j, e) in t.l2[i].0.iter_mut().enumerate() {
             *e = normal_guest((i as u64 + 1) * GIB + j as u64 * MIB2) | BLOCK;
@@ -75,6 +119,12 @@ pub fn init(runtime_base: u64) {
     }
     t.l1.0[(runtime_base / GIB) as usize] =
         (runtime_base & !(GIB - 1)) | AF | SH_INNER | ATTR_NORMAL | BLOCK;
+    // The physical window: the device block, then the guest RAM range's level-2 tables.
+    let w = (WINDOW / GIB) as usize;
+    t.l1.0[w] = t.l1.0[0];
+    for g in 1..4 {
+        t.l1.0[w + g] = t.l1.0[g];
+    }
     let l1 = &t.l1 as *const Table as u64;
     drop(t);
     MAIR_EL1.write(
@@ -139,9 +189,15 @@ fn page_entry(t: &mut Tables, va: u64) -> Option<*mut u64> {
     Some(unsafe { l3.add(((va >> 12) & 511) as usize) })
 }
 
-/// Makes guest page `page` (IPA >> 12) read-only (`on`) or writable again; false outside
-/// the guest's RAM range.
+/// Makes guest page `page` (IPA >> 12) read-only (`on`) or writable again: in the flat
+/// map (and so the window) and in every shadow that maps it; false outside the guest's
+/// RAM range.
 pub fn protect(page: u32, on: bool) -> bool {
+    shadow::protect(page, on);
+    protect_flat(page, on)
+}
+
+fn protect_flat(page: u32, on: bool) -> bool {
     let va = (page as u64) << 12;
     let mut t = TABLES.lock();
     let Some(e) = page_entry(&mut t, va) else {
@@ -153,5 +209,6 @@ pub fn protect(page: u32, on: bool) -> bool {
         core::ptr::write_volatile(e, if on { v | AP_RO } else { v & !AP_RO });
     }
     tlbi_page(va);
+    tlbi_page(WINDOW + va);
     true
 }

@@ -54,6 +54,8 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
     if let Some(u) = m.uart {
         console::init(u);
     }
+    // One vCPU: translated code may run with the guest's MMU on, through shadows.
+    crate::mmu::shadow::set_enabled(true);
     let mut code = Code::new(code_base, crate::entry::CODE_CACHE_SIZE);
     let (lo, hi) = code.range();
     crate::vectors::set_code_cache(lo, hi, lo + A64Gen::new().runtime().1.epilogue as u64);
@@ -88,6 +90,12 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
                         "guest instructions {} (translated {}, interpreted {}), blocks {}, code-cache entries {}, links {}, flushes {}, faults {}, side exits {}, smc {}",
                         cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks,
                         s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc
+                    ));
+                    let sh = crate::mmu::shadow::stats();
+                    console::line(format_args!(
+                        "mmu-on blocks {}, tlb maintenance {}, shadow fills {}, declined {}, shadows created {}, switches {}, dropped {}",
+                        s.blocks_mmu_on, s.tlb_maintenance, sh.fills, sh.declined, sh.created,
+                        sh.switches, sh.dropped
                     ));
                 }
                 let r = calls::call(matches!(e, Exit::Smc(_)), args);

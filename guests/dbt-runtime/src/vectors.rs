@@ -33,6 +33,8 @@ pub struct Frame {
 
 /// `ESR_EL1.EC`: data abort taken without a change in exception level.
 const EC_DABT_CUR: u64 = 0x25;
+/// `ESR_EL1.ISS.WnR`: the access was a write.
+const ESR_WNR: u64 = 1 << 6;
 /// `ESR_EL1.EC`: unknown reason, i.e. UNDEFINED (what the hypervisor injects for a system
 /// register it refuses, e.g. `ICC_SGI0R_EL1`).
 const EC_UNKNOWN: u64 = 0x00;
@@ -137,6 +139,15 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
             return;
         }
         let cache = CACHE_LO.load(Ordering::Relaxed)..CACHE_HI.load(Ordering::Relaxed);
+        // A translation (DFSC 0b0001xx), access flag (0b0010xx) or permission (0b0011xx)
+        // fault of translated code is first a shadow miss: filled from the guest's tables
+        // if they permit the access, and retried.
+        if cache.contains(&f.elr)
+            && (0b000100..0b010000).contains(&(esr & 0x3f))
+            && crate::mmu::shadow::fill(far, esr & ESR_WNR != 0)
+        {
+            return;
+        }
         if redirect_fault(
             &mut f.x,
             &mut f.elr,

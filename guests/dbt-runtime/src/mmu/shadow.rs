@@ -334,8 +334,8 @@ impl State {
         if w.perms & r == 0 || (write && !writable) {
             return false;
         }
-        let desc = super::guest_page(pa as u64, writable)
-            | if guest_write { SW_GUEST_WRITE } else { 0 };
+        let desc =
+            super::guest_page(pa as u64, writable) | if guest_write { SW_GUEST_WRITE } else { 0 };
         let Some(e) = self.entry(i, va, true).or_else(|| {
             // Out of tables: start again with this shadow alone.
             let ctx = self.ctx?;
