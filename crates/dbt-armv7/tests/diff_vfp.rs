@@ -14,25 +14,12 @@
 mod common;
 
 use common::gen_vfp::{fill_fp_area, sequence};
-use common::harness::{build, normalise, scratch, Case, BASE, REC};
-use common::{qemu_arm, run_user_partial, Rng};
+use common::harness::{scratch, Case, REC};
+use common::run3::{run3, Run3};
+use common::{qemu_arm, Rng};
 use std::fmt::Write as _;
 
 const BATCH: usize = 200;
-
-fn records(out: &[u8], n: usize, err: Option<String>) -> Result<Vec<Vec<u8>>, (usize, String)> {
-    let done = out.len() / REC;
-    if done < n {
-        return Err((done, err.unwrap_or_else(|| "stopped".into())));
-    }
-    Ok((0..n)
-        .map(|k| {
-            let mut r = out[k * REC..(k + 1) * REC].to_vec();
-            normalise(&mut r);
-            r
-        })
-        .collect())
-}
 
 /// What differs between the three records: core registers, FPSCR (r12) and D registers.
 fn diff(c: &Case, recs: [&[u8]; 3]) -> String {
@@ -78,102 +65,25 @@ fn diff(c: &Case, recs: [&[u8]; 3]) -> String {
     s
 }
 
-/// Runs one batch three ways; rejected cases are removed (with their reason) and the
-/// batch is run again.
-fn run_batch3(
-    mut cases: Vec<Case>,
-    src: &[u8],
-    tag: &str,
-    rejects: &mut Vec<String>,
-) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("dbt-armv7-vfp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{tag}.elf"));
-    let mut mismatched = Vec::new();
-    loop {
-        if cases.is_empty() {
-            return mismatched;
-        }
-        let img = build(&cases, src);
-        std::fs::write(&path, &img.bytes).unwrap();
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        let n = cases.len();
-        let qchild = std::process::Command::new("timeout")
-            .arg("120")
-            .arg(qemu_arm())
-            .args(["-cpu", "cortex-a15"])
-            .arg(&path)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("qemu-arm");
-        let tpath = path.clone();
-        let tchild = std::thread::spawn(move || common::a64::run(&tpath, false));
-        let (o, e) = match run_user_partial(BASE, &img.bytes, img.entry, 100_000_000, None) {
-            Ok(o) => (o, None),
-            Err((e, o)) => (o, Some(format!("interpreter: {e}"))),
-        };
-        let interp = records(&o, n, e);
-        let q = qchild.wait_with_output().expect("qemu-arm");
-        let qerr = (!q.status.success()).then(|| format!("qemu-arm: {:?}", q.status));
-        let qemu = records(&q.stdout, n, qerr);
-        let t = tchild.join().unwrap();
-        let terr = (!t.status.success()).then(|| {
-            format!(
-                "translator: {:?} {}",
-                t.status,
-                String::from_utf8_lossy(&t.stderr).trim()
-            )
-        });
-        let dbt = records(&t.stdout, n, terr);
-        // The earliest case any of them did not complete is rejected with the reasons of
-        // all that stopped there; when not all three stopped (one raised UNDEFINED or an
-        // alignment fault the others did not) it is a mismatch too.
-        let runs = [
-            ("qemu-arm", &qemu),
-            ("interpreter", &interp),
-            ("translator", &dbt),
-        ];
-        let first = runs
+/// Runs one batch three ways (`common::run3`), qemu-arm as a Cortex-A15 (VFPv4-D32 and
+/// NEON, as the model): the mismatches; the rejected cases go to `rejects`.
+fn run_batch3(cases: Vec<Case>, src: &[u8], tag: &str, rejects: &mut Vec<String>) -> Vec<String> {
+    let how = Run3 {
+        tag,
+        qemu_cpu: Some("cortex-a15"),
+        budget: 100_000_000,
+        qemu_stops: true,
+        diff,
+    };
+    let out = run3(cases, src, &how);
+    rejects.extend(out.rejects);
+    let mut fails = out.fails;
+    fails.extend(
+        out.spurious
             .iter()
-            .filter_map(|(_, r)| r.as_ref().err().map(|(k, _)| *k))
-            .min();
-        if let Some(k) = first {
-            let k = k.min(n - 1);
-            let stopped: Vec<String> = runs
-                .iter()
-                .filter_map(|(name, r)| match r {
-                    Err((j, why)) if (*j).min(n - 1) == k => Some(format!("{name}: {why}")),
-                    _ => None,
-                })
-                .collect();
-            let why = stopped.join("; ");
-            if stopped.len() != 3 {
-                mismatched.push(format!(
-                    "{tag}: only some stopped ({why})\n    {}",
-                    cases[k].line()
-                ));
-            }
-            rejects.push(format!("{why}\n    {}", cases[k].line()));
-            cases.remove(k);
-            continue;
-        }
-        let (qemu, interp, dbt) = (qemu.unwrap(), interp.unwrap(), dbt.unwrap());
-        let mut fails = mismatched;
-        for (k, c) in cases.iter().enumerate() {
-            if qemu[k] != interp[k] || qemu[k] != dbt[k] {
-                fails.push(format!(
-                    "{tag} case {k}: {}",
-                    diff(c, [&qemu[k], &interp[k], &dbt[k]])
-                ));
-            }
-        }
-        if std::env::var("DBT_DIFF_KEEP").is_err() {
-            let _ = std::fs::remove_file(&path);
-        }
-        return fails;
-    }
+            .map(|s| format!("store-exclusive in a VFP case: {s}")),
+    );
+    fails
 }
 
 #[test]

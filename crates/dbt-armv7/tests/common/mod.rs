@@ -10,6 +10,7 @@ pub mod gen_t32;
 pub mod gen_vfp;
 pub mod harness;
 pub mod kernels;
+pub mod run3;
 
 use dbt_armv7::{Bus, Cpu, Exit, FlatRam};
 use std::path::PathBuf;
