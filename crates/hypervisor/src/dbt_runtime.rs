@@ -9,8 +9,9 @@
 //! beyond what translated code can form (a zero-extended 32-bit register plus an immediate
 //! or a second such register shifted by at most 2: below 21 GiB). The
 //! guest kernel and device tree are where the ARM boot protocol puts them, as for a
-//! hardware AArch32 guest. The vCPU starts at the region's first byte at AArch64 EL1h with
-//! `x0` = device tree, `x1` = guest entry, `x2`/`x3` = the region.
+//! hardware AArch32 guest. Every vCPU starts at the region's first byte at AArch64 EL1h
+//! with the registers [`boot_args`] (vCPU 0 at boot and at a restart) or
+//! [`cpu_on_args`] (a vCPU the guest started with PSCI `CPU_ON`) give it.
 
 /// The runtime's flat binary (empty when this build has none).
 pub const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/dbt-runtime.bin"));
@@ -23,10 +24,34 @@ pub const REGION_SIZE: u64 = 64 << 20;
 /// Whether this build embeds the runtime.
 pub const AVAILABLE: bool = !IMAGE.is_empty();
 
-/// The boot registers `x0`-`x3` of a DBT vCPU for a guest entered at `entry` with its
-/// device tree at `dtb`.
-pub fn boot_args(entry: u64, dtb: u64) -> [u64; 4] {
-    [dtb, entry, REGION_IPA, REGION_SIZE]
+/// Most vCPUs of a DBT VM: the runtime has a stack and a share of the code cache for each
+/// (`guests/dbt-runtime/link.ld` `MAX_VCPUS`).
+pub const MAX_VCPUS: u32 = 8;
+
+/// `x5` of a vCPU the runtime boots: the guest's boot (ARM boot protocol, `x0` = DTB).
+pub const START_BOOT: u64 = 0;
+/// `x5` of a vCPU the guest started with PSCI `CPU_ON` (`x0` = its context id).
+pub const START_CPU_ON: u64 = 1;
+
+/// The boot registers `x0`-`x5` of vCPU 0 of a DBT VM whose guest is entered at `entry`
+/// with its device tree at `dtb`: `x0` = `dtb`, `x1` = `entry`, `x2`/`x3` = the region,
+/// `x4` = the vCPU's index, `x5` = [`START_BOOT`].
+pub fn boot_args(entry: u64, dtb: u64) -> [u64; 6] {
+    [dtb, entry, REGION_IPA, REGION_SIZE, 0, START_BOOT]
+}
+
+/// The registers `x0`-`x5` of vCPU `index` of a DBT VM that PSCI `CPU_ON` started at guest
+/// `entry` with `context_id`: `x0` = `context_id`, `x1` = `entry`, `x2`/`x3` = the region,
+/// `x4` = `index`, `x5` = [`START_CPU_ON`].
+pub fn cpu_on_args(index: usize, entry: u64, context_id: u64) -> [u64; 6] {
+    [
+        context_id,
+        entry,
+        REGION_IPA,
+        REGION_SIZE,
+        index as u64,
+        START_CPU_ON,
+    ]
 }
 
 // The region lies outside the guest's 32-bit space and beyond what translated code can
@@ -41,5 +66,12 @@ mod tests {
     fn region_fits_the_image_and_boot_args_carry_the_entry() {
         assert!((IMAGE.len() as u64) < REGION_SIZE / 4);
         assert_eq!(boot_args(0x4001_0000, 0x47e0_0000)[1], 0x4001_0000);
+        assert_eq!(boot_args(0x4001_0000, 0x47e0_0000)[4..], [0, START_BOOT]);
+    }
+
+    #[test]
+    fn cpu_on_args_name_the_vcpu_entry_and_context() {
+        let a = cpu_on_args(3, 0x4000_8001, 0xdead_beef);
+        assert_eq!(a, [0xdead_beef, 0x4000_8001, REGION_IPA, REGION_SIZE, 3, START_CPU_ON]);
     }
 }

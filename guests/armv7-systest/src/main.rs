@@ -16,6 +16,8 @@ fn main() {
 }
 
 #[cfg(target_arch = "arm")]
+mod smp;
+#[cfg(target_arch = "arm")]
 mod systest;
 #[cfg(target_arch = "arm")]
 mod uart;

@@ -464,6 +464,11 @@ extern "C" fn exc_handler(kind: u32, frame: *mut u32) {
             // A 32-bit Thumb instruction: LR_und is its address + 2; resume after it.
             1 if FROM_THUMB && read_volatile((*lr - 2) as *const u16) >> 11 >= 0b11101 => *lr += 2,
             3 => *lr -= 4,
+            // An IRQ (the SMP check's SGIs): LR_irq is the next instruction + 4.
+            6 => {
+                crate::smp::irq();
+                *lr -= 4;
+            }
             4 => {
                 *lr -= 8;
                 if read_volatile(addr_of!(SKIP)) {
@@ -1180,13 +1185,14 @@ fn test_cp15() {
 }
 
 #[no_mangle]
-extern "C" fn main() -> ! {
+extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     puts("armv7-systest: start\n");
     test_modes();
     test_svc_undef();
     test_thumb();
     test_cp15();
     test_system();
+    crate::smp::test_smp(dtb, check);
     test_short_mmu();
     test_lpae();
     // SAFETY: single-core counter.

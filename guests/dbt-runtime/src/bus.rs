@@ -118,6 +118,11 @@ impl Bus for GuestBus {
             }
         };
         if p.fault != 0 {
+            // A code page another vCPU translated from (read-only for it) takes the store
+            // through the runtime's write alias; anything else is the guest's abort.
+            if crate::smp::write_held(pa, size, value) {
+                return Ok(());
+            }
             return Err(BusFault);
         }
         Ok(())

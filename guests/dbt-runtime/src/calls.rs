@@ -7,6 +7,8 @@
 const NOT_SUPPORTED: u32 = 0xffff_ffff;
 /// Function ID bit 30: the SMC64 calling convention.
 const SMC64: u32 = 1 << 30;
+/// PSCI `CPU_OFF` (SMC32).
+pub const PSCI_CPU_OFF: u32 = 0x8400_0002;
 /// PSCI `SYSTEM_OFF` (SMC32).
 pub const PSCI_SYSTEM_OFF: u32 = 0x8400_0008;
 /// PSCI `SYSTEM_RESET` (SMC32).

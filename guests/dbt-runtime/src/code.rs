@@ -1,8 +1,8 @@
 //! The code cache: the top of this runtime's region (Normal, EL1 read/write/execute, out of
 //! reach of every address translated code can form), with the cache maintenance that makes
 //! new code visible to instruction fetch, and write protection of guest code pages through
-//! the runtime's stage 1 (`mmu::protect`), and the guest's stage 1 mirrored in shadow
-//! tables (`mmu::shadow`).
+//! the runtime's stage 1, shared by the vCPUs (`smp::hold`, `smp::release`), and the
+//! guest's stage 1 mirrored in shadow tables (`mmu::shadow`).
 
 use dbt_armv7::mmu::TlbMaintenance;
 use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory, GuestMmu};
@@ -47,11 +47,11 @@ impl CodeMemory for Code {
     }
 
     fn protect_guest_page(&mut self, page: u32) -> bool {
-        crate::mmu::protect(page, true)
+        crate::smp::hold(page)
     }
 
     fn unprotect_guest_page(&mut self, page: u32) {
-        crate::mmu::protect(page, false);
+        crate::smp::release(page);
     }
 
     fn mirrors_guest_mmu(&self) -> bool {

@@ -5,11 +5,12 @@
 //! The translator and the translated code run inside the VM (EL1, the VM's own Stage-2),
 //! never at EL2: a translator bug or a hostile guest reaches only this VM's memory.
 //!
-//! Entry (from the hypervisor, `crates/hypervisor/src/arch/vm.rs`): AArch64 EL1h, MMU off,
-//! interrupts masked, `x0` = the guest's device tree (IPA), `x1` = the guest kernel's entry,
-//! `x2`/`x3` = base and size of this runtime's region (IPA `0x10_0000_0000`, outside the
-//! guest's 32-bit physical space). See `README.md` for the memory map and the isolation
-//! argument.
+//! Entry (from the hypervisor, `crates/hypervisor/src/arch/vm.rs`), on every vCPU: AArch64
+//! EL1h, MMU off, interrupts masked, `x0` = the guest's device tree (IPA; the boot vCPU) or
+//! its PSCI `CPU_ON` context id, `x1` = the guest's entry, `x2`/`x3` = base and size of this
+//! runtime's region (IPA `0x10_0000_0000`, outside the guest's 32-bit physical space),
+//! `x4` = the vCPU's index, `x5` = boot or `CPU_ON` (`entry.rs`, `smp.rs`). See `README.md`
+//! for the memory map and the isolation argument.
 
 #![cfg_attr(all(target_arch = "aarch64", target_os = "none"), no_std, no_main)]
 
@@ -37,5 +38,7 @@ mod entry;
 mod mmu;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod run;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod smp;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod vectors;

@@ -71,6 +71,12 @@ pub const WINDOW: u64 = 256 << 30;
 const GIB: u64 = 1 << 30;
 const MIB2: u64 = 2 << 20;
 
+/// VA of the runtime's write alias of the guest's RAM range: `RAM_ALIAS + IPA` for IPAs in
+/// `[1 GiB, 4 GiB)`, Normal, EL1 read/write, never executable. Beyond what translated code
+/// can address (below 21 GiB): only the runtime writes through it, to make a store to a
+/// code page another vCPU still holds (`smp::write_held`).
+pub const RAM_ALIAS: u64 = 128 * GIB;
+
 fn normal_guest(pa: u64) -> u64 {
     pa | AF | SH_INNER | ATTR_NORMAL | XN | NG
 }
@@ -125,8 +131,29 @@ pub fn init(runtime_base: u64) {
     for g in 1..4 {
         t.l1.0[w + g] = t.l1.0[g];
     }
+    for g in 1..4 {
+        t.l1.0[((RAM_ALIAS + g * GIB) / GIB) as usize] = normal_guest(g * GIB) | BLOCK;
+    }
     let l1 = &t.l1 as *const Table as u64;
     drop(t);
+    L1.store(l1, core::sync::atomic::Ordering::Relaxed);
+    turn_on(l1);
+    // SAFETY: cleans the line holding `L1` to the point of coherency, where a vCPU that
+    // starts with its MMU (and caches) off reads it.
+    unsafe { core::arch::asm!("dc cvac, {}", "dsb sy", in(reg) &L1, options(nostack)) };
+}
+
+/// Turns the MMU on on a vCPU started after the boot vCPU built the tables (`init`).
+pub fn init_secondary() {
+    // Not through the lock: with the MMU off its exclusive accesses are to Device memory.
+    turn_on(L1.load(core::sync::atomic::Ordering::Relaxed));
+}
+
+/// The level-1 table's address, for [`init_secondary`].
+static L1: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Loads the translation registers with the level-1 table `l1` and enables the MMU.
+fn turn_on(l1: u64) {
     MAIR_EL1.write(
         MAIR_EL1::Attr0_Device::nonGathering_nonReordering_EarlyWriteAck
             + MAIR_EL1::Attr1_Normal_Inner::WriteBack_NonTransient_ReadWriteAlloc
@@ -187,6 +214,38 @@ fn page_entry(t: &mut Tables, va: u64) -> Option<*mut u64> {
     let l3 = (*l2 & OA_MASK) as *mut u64;
     // SAFETY: a level-3 table this module allocated; index < 512.
     Some(unsafe { l3.add(((va >> 12) & 511) as usize) })
+}
+
+/// Splits the 2 MiB blocks of guest addresses `[lo, hi)` into pages now, so that no page
+/// is split (break-before-make: briefly unmapped) while another vCPU may access it.
+pub fn split(lo: u64, hi: u64) {
+    let mut t = TABLES.lock();
+    let mut va = lo & !(MIB2 - 1);
+    while va < hi {
+        page_entry(&mut t, va);
+        va += MIB2;
+    }
+}
+
+/// Stores `size` bytes of `value` at guest physical `pa` through [`RAM_ALIAS`] (whatever
+/// the guest's own mapping of the page allows); false outside `[1 GiB, 4 GiB)`.
+pub fn write_alias(pa: u64, size: u8, value: u64) -> bool {
+    if !(GIB..4 * GIB).contains(&pa) || pa + u64::from(size) > 4 * GIB {
+        return false;
+    }
+    let a = RAM_ALIAS + pa;
+    // SAFETY: `a` is in the write alias of guest RAM (mapped by `init`), which only the
+    // runtime reaches; the access is one store of the guest's size. Volatile: other vCPUs
+    // read the same memory.
+    unsafe {
+        match size {
+            1 => core::ptr::write_volatile(a as *mut u8, value as u8),
+            2 => core::ptr::write_unaligned(a as *mut u16, value as u16),
+            4 => core::ptr::write_unaligned(a as *mut u32, value as u32),
+            _ => core::ptr::write_unaligned(a as *mut u64, value),
+        }
+    }
+    true
 }
 
 /// Makes guest page `page` (IPA >> 12) read-only (`on`) or writable again: in the flat

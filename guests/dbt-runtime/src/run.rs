@@ -14,7 +14,6 @@ use dbt_armv7::{Cpu, Exit};
 
 use crate::bus::GuestBus;
 use crate::calls;
-use crate::code::Code;
 use crate::console;
 use crate::coproc::{isr_el1, Registers, VirtualCounter, ISR_F, ISR_I};
 
@@ -26,6 +25,8 @@ struct Machine {
     ram: core::ops::Range<u64>,
     uart: Option<u64>,
     gicv3: bool,
+    /// CPUs in the guest's device tree.
+    cpus: u64,
 }
 
 fn machine(dtb: u64) -> Machine {
@@ -45,30 +46,62 @@ fn machine(dtb: u64) -> Machine {
         .and_then(|n| n.reg()?.next())
         .map(|r| r.starting_address as u64);
     let gicv3 = fdt.find_compatible(&["arm,gic-v3"]).is_some();
-    Machine { ram, uart, gicv3 }
+    let cpus = fdt.cpus().count() as u64;
+    Machine {
+        ram,
+        uart,
+        gicv3,
+        cpus,
+    }
 }
 
-/// Boots the guest at `entry` with its device tree at `dtb` and runs it until it powers off.
+/// Boots the guest at `entry` with its device tree at `dtb` (the boot vCPU) and runs it
+/// until it powers off.
 pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
     let m = machine(dtb);
     if let Some(u) = m.uart {
         console::init(u);
     }
-    // One vCPU: translated code may run with the guest's MMU on, through shadows.
-    crate::mmu::shadow::set_enabled(true);
-    let mut code = Code::new(code_base, crate::entry::CODE_CACHE_SIZE);
-    let (lo, hi) = code.range();
-    crate::vectors::set_code_cache(lo, hi, lo + A64Gen::new().runtime().1.epilogue as u64);
-    let mut bus = GuestBus { ram: m.ram };
-
+    let cpus = m.cpus.clamp(1, crate::smp::MAX_VCPUS as u64);
+    crate::mmu::shadow::set_enabled(cpus == 1);
+    if cpus > 1 {
+        // No 2 MiB block of guest RAM is split while another vCPU may use it.
+        crate::mmu::split(m.ram.start, m.ram.end);
+    }
+    crate::smp::set_machine(crate::smp::Machine {
+        ram: m.ram,
+        gicv3: m.gicv3,
+        code_base,
+        // A share per vCPU, in 64 KiB units.
+        code_share: (crate::entry::CODE_CACHE_SIZE / cpus) & !0xffff,
+    });
     // The ARM boot protocol: SVC mode, MMU off, IRQ/FIQ masked, r0 = 0, r1 = ~0 (machine
     // type: use the device tree), r2 = the device tree.
+    run_guest_cpu([0, u32::MAX, dtb as u32], entry)
+}
+
+/// Runs the guest CPU that PSCI `CPU_ON` started at `entry` with `context_id`: SVC mode,
+/// MMU off, IRQ/FIQ masked, r0 = `context_id` (PSCI's AArch32 entry state).
+pub fn run_cpu_on(context_id: u64, entry: u64) -> ! {
+    run_guest_cpu([context_id as u32, 0, 0], entry)
+}
+
+/// Runs this vCPU's guest core from reset with r0-r2 = `regs`, at `entry` (bit 0: Thumb),
+/// through its own engine and share of the code cache.
+fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
+    let m = crate::smp::machine()
+        .unwrap_or_else(|| console::fatal("a vCPU started before the boot vCPU"));
+    let mut code = crate::smp::code_memory(m);
+    let (lo, hi) = code.range();
+    crate::vectors::set_code_cache(lo, hi, lo + A64Gen::new().runtime().1.epilogue as u64);
+    let mut bus = GuestBus { ram: m.ram.clone() };
+
     let mut cpu = Cpu::new();
     cpu.set_counter(Box::new(VirtualCounter));
     cpu.set_coproc_host(Box::new(Registers { gicv3: m.gicv3 }));
-    cpu.set_reg(0, 0);
-    cpu.set_reg(1, u32::MAX);
-    cpu.set_reg(2, dtb as u32);
+    for (i, r) in regs.into_iter().enumerate() {
+        cpu.set_reg(i, r);
+    }
     if entry & 1 != 0 {
         cpu.set_cpsr(cpu.cpsr() | psr::T);
     }
@@ -76,6 +109,7 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
 
     let mut dbt = Dbt::new(A64Gen::new());
     loop {
+        crate::smp::drain(&mut dbt, &mut code);
         let isr = isr_el1();
         cpu.irq_line = isr & ISR_I != 0;
         cpu.fiq_line = isr & ISR_F != 0;
@@ -97,6 +131,14 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
                         s.blocks_mmu_on, s.tlb_maintenance, sh.fills, sh.declined, sh.created,
                         sh.switches, sh.dropped
                     ));
+                }
+                if args[0] == calls::PSCI_CPU_OFF {
+                    // This vCPU's translations no longer keep pages read-only; a later
+                    // CPU_ON starts from a fresh engine and core.
+                    crate::smp::leave();
+                    drop((dbt, cpu));
+                    calls::call(matches!(e, Exit::Smc(_)), args);
+                    console::fatal("PSCI CPU_OFF returned");
                 }
                 let r = calls::call(matches!(e, Exit::Smc(_)), args);
                 for (i, v) in r.into_iter().enumerate() {

@@ -10,16 +10,20 @@ use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::translate::a64::redirect_fault;
 
-/// The code cache `[lo, hi)` and the epilogue's address, set before translated code runs.
-static CACHE_LO: AtomicU64 = AtomicU64::new(0);
-static CACHE_HI: AtomicU64 = AtomicU64::new(0);
-static EPILOGUE: AtomicU64 = AtomicU64::new(0);
+use crate::smp::{me, MAX_VCPUS};
 
-/// Registers the code cache `[lo, hi)` whose epilogue is at `epilogue`.
+/// Each vCPU's code cache `[lo, hi)` and its epilogue's address, set before translated
+/// code runs (indexed by `smp::me`).
+static CACHE_LO: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+static CACHE_HI: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+static EPILOGUE: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+
+/// Registers this vCPU's code cache `[lo, hi)` whose epilogue is at `epilogue`.
 pub fn set_code_cache(lo: u64, hi: u64, epilogue: u64) {
-    CACHE_LO.store(lo, Ordering::Relaxed);
-    CACHE_HI.store(hi, Ordering::Relaxed);
-    EPILOGUE.store(epilogue, Ordering::Relaxed);
+    let me = me();
+    CACHE_LO[me].store(lo, Ordering::Relaxed);
+    CACHE_HI[me].store(hi, Ordering::Relaxed);
+    EPILOGUE[me].store(epilogue, Ordering::Relaxed);
 }
 
 /// The interrupted context, as the vector code saves it.
@@ -39,21 +43,23 @@ const ESR_WNR: u64 = 1 << 6;
 /// register it refuses, e.g. `ICC_SGI0R_EL1`).
 const EC_UNKNOWN: u64 = 0x00;
 
-/// Set while the runtime accesses a system register on the guest's behalf
-/// ([`guest_sysreg`]); the runtime runs one vCPU with its interrupts masked.
-static GUEST_SYSREG: AtomicBool = AtomicBool::new(false);
+/// Set while the runtime accesses a system register on a vCPU's guest's behalf
+/// ([`guest_sysreg`]; per vCPU, whose interrupts are masked).
+static GUEST_SYSREG: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
 /// Set by the vectors when that access was UNDEFINED.
-static GUEST_SYSREG_UNDEF: AtomicBool = AtomicBool::new(false);
+static GUEST_SYSREG_UNDEF: [AtomicBool; MAX_VCPUS] =
+    [const { AtomicBool::new(false) }; MAX_VCPUS];
 
 /// Runs `access`, a system-register instruction the guest asked for (`coproc.rs`): `None`
 /// when it was UNDEFINED (the instruction is skipped), so the guest takes its UNDEFINED
 /// exception instead of the runtime ending on an exception it did not expect.
 pub fn guest_sysreg<T>(access: impl FnOnce() -> T) -> Option<T> {
-    GUEST_SYSREG_UNDEF.store(false, Ordering::SeqCst);
-    GUEST_SYSREG.store(true, Ordering::SeqCst);
+    let me = me();
+    GUEST_SYSREG_UNDEF[me].store(false, Ordering::SeqCst);
+    GUEST_SYSREG[me].store(true, Ordering::SeqCst);
     let value = access();
-    GUEST_SYSREG.store(false, Ordering::SeqCst);
-    (!GUEST_SYSREG_UNDEF.swap(false, Ordering::SeqCst)).then_some(value)
+    GUEST_SYSREG[me].store(false, Ordering::SeqCst);
+    (!GUEST_SYSREG_UNDEF[me].swap(false, Ordering::SeqCst)).then_some(value)
 }
 /// Vector kinds (offset within a group of four).
 const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
@@ -125,9 +131,10 @@ core::arch::global_asm!(
 extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
     let esr = ESR_EL1.get();
     let far = FAR_EL1.get();
-    if kind == 4 && esr >> 26 == EC_UNKNOWN && GUEST_SYSREG.load(Ordering::SeqCst) {
+    let me = me();
+    if kind == 4 && esr >> 26 == EC_UNKNOWN && GUEST_SYSREG[me].load(Ordering::SeqCst) {
         // The guest's system-register access was UNDEFINED: skip it and tell the caller.
-        GUEST_SYSREG_UNDEF.store(true, Ordering::SeqCst);
+        GUEST_SYSREG_UNDEF[me].store(true, Ordering::SeqCst);
         f.elr += 4;
         return;
     }
@@ -138,7 +145,7 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
             f.elr = f.x[30];
             return;
         }
-        let cache = CACHE_LO.load(Ordering::Relaxed)..CACHE_HI.load(Ordering::Relaxed);
+        let cache = CACHE_LO[me].load(Ordering::Relaxed)..CACHE_HI[me].load(Ordering::Relaxed);
         // A translation (DFSC 0b0001xx), access flag (0b0010xx) or permission (0b0011xx)
         // fault of translated code is first a shadow miss: filled from the guest's tables
         // if they permit the access, and retried.
@@ -153,7 +160,7 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
             &mut f.elr,
             far,
             cache,
-            EPILOGUE.load(Ordering::Relaxed),
+            EPILOGUE[me].load(Ordering::Relaxed),
         ) {
             return;
         }

@@ -123,7 +123,7 @@ fn load(
     let vcpu = host.vcpu();
     if vcpu.power() == Power::OnPending {
         let (entry, context_id) = *vcpu.boot.lock();
-        ctx.reset_to(entry, context_id);
+        host.vm.reset_vcpu_for_cpu_on(host.me, ctx, entry, context_id);
         timers.reset();
         vcpu.power.store(Power::On as u8, Ordering::Release);
     }
@@ -323,7 +323,7 @@ fn maybe_restart(t: &Thread) {
         return;
     }
     for (i, (v, st)) in vm.vcpus.iter().zip(guards.iter_mut()).enumerate() {
-        st.ctx.reset_for_boot(vm.layout.kernel, vm.layout.dtb);
+        vm.reset_vcpu_for_boot(&mut st.ctx);
         // A new vGIC comes with it (`reset_devices`): every line starts low.
         st.timer = VcpuTimer::default();
         st.debug = DebugRegs::default();

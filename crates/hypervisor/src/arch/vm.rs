@@ -276,9 +276,9 @@ impl Vm {
         let ram_size = spec.mem_bytes.next_multiple_of(2 << 20);
         let armv7 = spec.flags & vmpkg::VM_FLAG_ARCH_ARMV7 != 0;
         let dbt = armv7 && !p.aarch32;
-        if dbt && spec.vcpus != 1 {
+        if dbt && spec.vcpus > dbt_runtime::MAX_VCPUS {
             return Err(VmError::Config(
-                "an ARMv7-A VM under the DBT has exactly one vCPU in this build",
+                "an ARMv7-A VM under the DBT has 1 to 8 vCPUs (dbt_runtime::MAX_VCPUS)",
             ));
         }
         let kernel = if armv7 {
@@ -369,7 +369,7 @@ impl Vm {
                         controls,
                     );
                     let args = dbt_runtime::boot_args(layout_plan.kernel, layout_plan.dtb);
-                    ctx.regs.x[..4].copy_from_slice(&args);
+                    ctx.regs.x[..args.len()].copy_from_slice(&args);
                     ctx
                 } else {
                     VcpuContext::new_for_boot(layout_plan.kernel, layout_plan.dtb, controls)
@@ -411,9 +411,9 @@ impl Vm {
             ended: AtomicBool::new(false),
             layout: layout_plan,
             ends_all: spec.flags & vmpkg::VM_FLAG_SYSTEM_OFF_ENDS_ALL != 0,
-            // A restart re-enters the kernel entry, which under the DBT is the runtime's
-            // job: not supported yet, such a VM stops on SYSTEM_RESET.
-            restart_on_reset: spec.flags & vmpkg::VM_FLAG_RESTART_ON_RESET != 0 && !dbt,
+            // Under the DBT a restart re-enters the runtime (`reset_vcpu_for_boot`), which
+            // `load_images` copies again.
+            restart_on_reset: spec.flags & vmpkg::VM_FLAG_RESTART_ON_RESET != 0,
             counter,
             vgic,
             uart,
@@ -423,8 +423,45 @@ impl Vm {
         Ok(vm)
     }
 
-    /// Copies kernel and initrd into guest RAM and writes the guest device tree.
+    /// Puts vCPU 0's context into its boot state after a restart: the kernel's entry as
+    /// its boot protocol says, or for a DBT VM the runtime's entry with its boot
+    /// arguments (`dbt_runtime::boot_args`).
+    pub fn reset_vcpu_for_boot(&self, ctx: &mut VcpuContext) {
+        if self.dbt_region.is_some() {
+            ctx.reset_to(dbt_runtime::REGION_IPA, 0);
+            let args = dbt_runtime::boot_args(self.layout.kernel, self.layout.dtb);
+            ctx.regs.x[..args.len()].copy_from_slice(&args);
+        } else {
+            ctx.reset_for_boot(self.layout.kernel, self.layout.dtb);
+        }
+    }
+
+    /// Puts vCPU `index`'s context into the state PSCI `CPU_ON` starts it in: `entry` with
+    /// `context_id` in `x0`/`r0`, or for a DBT VM the runtime's entry with arguments that
+    /// name the vCPU, the guest's entry and the context id (`dbt_runtime::cpu_on_args`).
+    pub fn reset_vcpu_for_cpu_on(
+        &self,
+        index: usize,
+        ctx: &mut VcpuContext,
+        entry: u64,
+        context_id: u64,
+    ) {
+        if self.dbt_region.is_some() {
+            ctx.reset_to(dbt_runtime::REGION_IPA, 0);
+            let args = dbt_runtime::cpu_on_args(index, entry, context_id);
+            ctx.regs.x[..args.len()].copy_from_slice(&args);
+        } else {
+            ctx.reset_to(entry, context_id);
+        }
+    }
+
+    /// Copies kernel and initrd into guest RAM and writes the guest device tree; for a DBT
+    /// VM also the runtime's image into its region (a restart gets a fresh runtime: its
+    /// data, heap and code cache start over).
     pub fn load_images(&self, spec: &vmpkg::VmSpec<'_>) -> Result<(), VmError> {
+        if let Some(pa) = self.dbt_region {
+            copy_dbt_runtime(pa);
+        }
         self.copy_in(self.layout.kernel, spec.kernel)?;
         if let (Some(initrd), Some((start, _))) = (spec.initrd, self.layout.initrd) {
             self.copy_in(start, initrd)?;
@@ -544,8 +581,8 @@ impl Drop for Vm {
     }
 }
 
-/// Allocates the DBT runtime's region, maps it at its IPA in `stage2` and copies the
-/// runtime's image to its start; returns its host physical address.
+/// Allocates the DBT runtime's region and maps it at its IPA in `stage2` (`load_images`
+/// copies the image); returns its host physical address.
 fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError> {
     let size = dbt_runtime::REGION_SIZE;
     let pa = frames::alloc_zeroed(size).ok_or(VmError::OutOfMemory)?;
@@ -553,8 +590,15 @@ fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError
         frames::free(pa, size);
         return Err(VmError::Stage2(e));
     }
-    // SAFETY: [pa, pa + size) was just allocated for this VM and is identity-mapped in the
-    // hypervisor; the image (in the hypervisor's own image) is smaller than the region
+    Ok(pa)
+}
+
+/// Copies the runtime's image to the start of a DBT VM's region at `pa`.
+fn copy_dbt_runtime(pa: u64) {
+    let size = dbt_runtime::REGION_SIZE;
+    // SAFETY: [pa, pa + size) is the VM's runtime region (`map_dbt_runtime`), identity-
+    // mapped in the hypervisor; no vCPU of the VM runs (creation, or a restart with every
+    // vCPU stopped); the image (in the hypervisor's own image) is smaller than the region
     // (checked by `dbt_runtime`'s test) and does not overlap it.
     unsafe {
         core::ptr::copy_nonoverlapping(
@@ -563,5 +607,4 @@ fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError
             dbt_runtime::IMAGE.len().min(size as usize),
         )
     };
-    Ok(pa)
 }

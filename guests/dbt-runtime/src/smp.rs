@@ -1,0 +1,187 @@
+//! More than one vCPU (issue 17 item 4): every vCPU of the VM runs this runtime with its
+//! own stack (`_start`, by the index in `x4`), its own engine, guest core and share of the
+//! code cache; they share the guest's RAM, the runtime's stage 1 and its heap.
+//!
+//! Self-modifying code across vCPUs. A guest page that any vCPU translated code from is
+//! read-only in the shared stage 1 while any vCPU holds translations from it; this module
+//! records which vCPUs hold each page. A store to such a page:
+//!
+//! - by a vCPU whose engine holds the page: its engine drops its own translations and
+//!   calls [`release`]; the other holders are told, and the page stays read-only until
+//!   every holder has dropped its translations, so each of them keeps catching its own
+//!   stores;
+//! - by a vCPU whose engine does not hold it (the store faults in the guest bus,
+//!   `bus.rs`): [`write_held`] tells every holder and makes the store through this
+//!   runtime's write alias of guest RAM ([`crate::mmu::RAM_ALIAS`]).
+//!
+//! A vCPU told to drop a page does so at its next look at its mailbox ([`drain`]): before
+//! each slice of guest instructions and after every exit from the engine (a `WFI`, a call,
+//! an interrupt taken at a slice boundary). An interrupt from the writer (an IPI, as Linux
+//! sends after patching code) is therefore taken with the stale translations already gone;
+//! without one, a vCPU may run the old code for at most one slice — the window the
+//! architecture leaves a PE until its next context synchronization event.
+
+use aarch64_cpu::registers::*;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+use dbt_armv7::translate::{CodeGen, Dbt};
+use spin::{Mutex, Once};
+
+use crate::code::Code;
+
+/// Most vCPUs of a VM (`link.ld` `MAX_VCPUS`, the hypervisor's `dbt_runtime::MAX_VCPUS`).
+pub const MAX_VCPUS: usize = 8;
+
+/// This vCPU's index (`TPIDR_EL1`, set by `_start` from `x4`).
+pub fn me() -> usize {
+    TPIDR_EL1.get() as usize % MAX_VCPUS
+}
+
+/// What the boot vCPU learned from the guest's device tree, for every vCPU.
+pub struct Machine {
+    /// Guest RAM `[start, end)` (IPAs).
+    pub ram: core::ops::Range<u64>,
+    /// The guest has a GICv3 (system-register CPU interface).
+    pub gicv3: bool,
+    /// The code cache: its base and each vCPU's share of it.
+    pub code_base: u64,
+    /// Bytes of the code cache per vCPU.
+    pub code_share: u64,
+}
+
+static MACHINE: Once<Machine> = Once::new();
+
+/// Records the machine (the boot vCPU, before it starts the guest).
+pub fn set_machine(m: Machine) {
+    MACHINE.call_once(|| m);
+}
+
+/// The machine the boot vCPU recorded; `None` before it did.
+pub fn machine() -> Option<&'static Machine> {
+    MACHINE.get()
+}
+
+/// This vCPU's code cache (its share of the runtime's).
+pub fn code_memory(m: &Machine) -> Code {
+    Code::new(m.code_base + me() as u64 * m.code_share, m.code_share)
+}
+
+/// Which vCPUs (bit per index) hold translations made from each guest page (IPA >> 12).
+static HOLDERS: Mutex<BTreeMap<u32, u8>> = Mutex::new(BTreeMap::new());
+
+/// Pages each vCPU must drop because another vCPU wrote them.
+static MAILBOX: [Mutex<Vec<u32>>; MAX_VCPUS] = [const { Mutex::new(Vec::new()) }; MAX_VCPUS];
+/// Fast check of a non-empty [`MAILBOX`].
+static MAIL: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
+
+fn post(holders: u8, page: u32, except: usize) {
+    for v in (0..MAX_VCPUS).filter(|&v| v != except && holders & (1 << v) != 0) {
+        let mut m = MAILBOX[v].lock();
+        if !m.contains(&page) {
+            m.push(page);
+        }
+        MAIL[v].store(true, Ordering::Release);
+    }
+}
+
+/// This vCPU translated code from guest page `page`: the page becomes (or stays)
+/// read-only. False when the page cannot be protected (outside the guest's RAM range).
+pub fn hold(page: u32) -> bool {
+    let mut h = HOLDERS.lock();
+    let bits = h.get(&page).copied().unwrap_or(0);
+    if bits == 0 && !crate::mmu::protect(page, true) {
+        return false;
+    }
+    h.insert(page, bits | 1 << me());
+    true
+}
+
+/// This vCPU's engine dropped its translations of guest page `page` because of a store to
+/// it; the other holders are told to drop theirs, and the page becomes writable once none
+/// holds it.
+pub fn release(page: u32) {
+    let me = me();
+    let mut h = HOLDERS.lock();
+    let Some(bits) = h.get(&page).copied() else {
+        return;
+    };
+    let rest = bits & !(1 << me);
+    post(rest, page, me);
+    if rest == 0 {
+        h.remove(&page);
+        crate::mmu::protect(page, false);
+    } else {
+        h.insert(page, rest);
+    }
+}
+
+/// A store of `size` bytes of `value` at guest physical `pa` by a vCPU whose engine does
+/// not hold the page faulted: when another vCPU holds it, every holder is told and the
+/// store is made through the write alias; false when no vCPU holds the page (the fault is
+/// the guest's).
+pub fn write_held(pa: u64, size: u8, value: u64) -> bool {
+    let me = me();
+    let first = (pa >> 12) as u32;
+    let last = ((pa + u64::from(size) - 1) >> 12) as u32;
+    {
+        let h = HOLDERS.lock();
+        let held: Vec<(u32, u8)> = [first, last]
+            .into_iter()
+            .filter_map(|p| Some((p, *h.get(&p)?)))
+            .collect();
+        if held.is_empty() {
+            return false;
+        }
+        for (page, bits) in held {
+            post(bits, page, me);
+        }
+    }
+    crate::mmu::write_alias(pa, size, value)
+}
+
+/// Drops the translations other vCPUs' stores made stale on this vCPU (see the module
+/// comment for when).
+pub fn drain<G: CodeGen>(dbt: &mut Dbt<G>, code: &mut Code) {
+    let me = me();
+    if !MAIL[me].swap(false, Ordering::AcqRel) {
+        return;
+    }
+    let pages = core::mem::take(&mut *MAILBOX[me].lock());
+    for page in pages {
+        dbt.page_written_elsewhere(code, page);
+        forget(page, me);
+    }
+}
+
+/// vCPU `me` no longer holds `page` (without a store to it: nobody else is told); the
+/// page becomes writable once no vCPU holds it.
+fn forget(page: u32, me: usize) {
+    let mut h = HOLDERS.lock();
+    let Some(bits) = h.get(&page).copied() else {
+        return;
+    };
+    let rest = bits & !(1 << me);
+    if rest == 0 {
+        h.remove(&page);
+        crate::mmu::protect(page, false);
+    } else {
+        h.insert(page, rest);
+    }
+}
+
+/// This vCPU stops (PSCI `CPU_OFF`): it holds no page any more and its mailbox is empty.
+pub fn leave() {
+    let me = me();
+    let pages: Vec<u32> = HOLDERS
+        .lock()
+        .iter()
+        .filter(|(_, &b)| b & (1 << me) != 0)
+        .map(|(&p, _)| p)
+        .collect();
+    for page in pages {
+        forget(page, me);
+    }
+    MAILBOX[me].lock().clear();
+    MAIL[me].store(false, Ordering::Release);
+}
