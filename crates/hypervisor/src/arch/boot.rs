@@ -4,7 +4,8 @@
 //! produced by linking with `-pie`, see `build.rs`) for wherever it was placed, so any
 //! 4 KiB-aligned load address works (the header's flags bit 3 says "anywhere in RAM").
 //! Then it sets up the boot stack, clears .bss, installs the EL2 vectors and calls
-//! `hv_primary_main` (`arch/start.rs`).
+//! `hv_primary_main` (`arch/start.rs`) — or, entered below EL2, calls
+//! `hv_refuse_below_el2` (`arch/below_el2.rs`), which says so on the console and stops.
 //!
 //! The UEFI entry (`arch/uefi/mod.rs`) reaches `hv_relocate` first (with the firmware's
 //! MMU on) and, after ExitBootServices, `_start` again: relocating is idempotent (each
@@ -88,14 +89,11 @@ _head:
 _start:
     msr     daifset, #0xf
     mov     x19, x0                 // host DTB
-    mrs     x1, CurrentEL
-    cmp     x1, #(2 << 2)
-    b.ne    .Lnot_el2
     // adrp/add address everything PC-relatively at 4 KiB granularity: the image must sit
     // at a 4 KiB-aligned address (the boot protocol gives 2 MiB + text_offset).
     adr     x1, _head
     tst     x1, #0xfff
-    b.ne    .Lnot_el2
+    b.ne    .Lpark
     bl      hv_relocate
     adrp    x1, __boot_stack_top
     add     x1, x1, :lo12:__boot_stack_top
@@ -108,15 +106,23 @@ _start:
     b.hs    2f
     str     xzr, [x1], #8
     b       1b
-2:  adrp    x1, __el2_vectors
+2:  mrs     x1, CurrentEL
+    cmp     x1, #(2 << 2)
+    b.ne    .Lbelow_el2
+    adrp    x1, __el2_vectors
     add     x1, x1, :lo12:__el2_vectors
     msr     vbar_el2, x1
     isb
     mov     x0, x19
     bl      hv_primary_main
-.Lnot_el2:
+    // Entered at EL1 (or below): say so on the console and stop (`arch/below_el2.rs`).
+.Lbelow_el2:
+    mov     x0, x19
+    lsr     x1, x1, #2
+    bl      hv_refuse_below_el2
+.Lpark:
     wfe
-    b       .Lnot_el2
+    b       .Lpark
 
 // Applies .rela.dyn for the address the image runs at: for each R_AARCH64_RELATIVE entry
 // (r_offset, r_info, r_addend), *(r_offset + delta) = r_addend + delta with delta = where

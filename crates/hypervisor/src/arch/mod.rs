@@ -2,6 +2,7 @@
 
 #[macro_use]
 pub mod log;
+pub mod below_el2;
 pub mod boot;
 pub mod console;
 pub mod cpu;
