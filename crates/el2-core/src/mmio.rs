@@ -28,6 +28,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::exit::DataAbort;
 
@@ -134,14 +135,15 @@ impl MmioAccess {
     /// The value a load leaves in the register, given the raw value the device returned:
     /// truncated to the access size, then sign-extended (`SSE`) or zero-extended, to 64 bits
     /// for an X register or to 32 bits (upper half cleared) for a W register.
+    #[inline(always)]
     pub const fn load_value(&self, raw: u64) -> u64 {
-        // Shift the access to the top and back: arithmetically to sign-extend, logically to
-        // truncate (a 64-bit access shifts by 0).
-        let shift = 64 - self.size.bits();
         let value = if self.sign_extend {
+            // Shift the access to the top and back arithmetically (a 64-bit access shifts
+            // by 0).
+            let shift = 64 - self.size.bits();
             (((raw << shift) as i64) >> shift) as u64
         } else {
-            (raw << shift) >> shift
+            raw & self.size.mask()
         };
         if self.sf {
             value
@@ -241,6 +243,59 @@ pub trait MmioDevice: Send {
     ) -> MmioResult<()>;
 }
 
+impl<D: MmioDevice + ?Sized> MmioDevice for Box<D> {
+    fn read(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        (**self).read(caller, offset, size)
+    }
+    fn write(
+        &mut self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        (**self).write(caller, offset, size, value)
+    }
+}
+
+/// A device model that does its own locking, called through a shared reference: the bus
+/// takes no lock of its own, so accesses by different CPUs to different devices run side
+/// by side, and a device guards exactly the state it has (a device already shared with the
+/// host behind a lock, such as a virtual GIC, is locked once per access instead of twice).
+/// Every [`MmioDevice`] behind a [`spin::Mutex`] is one ([`MmioBus::add`] wraps it so).
+pub trait SharedMmioDevice: Send + Sync {
+    /// A load, as [`MmioDevice::read`].
+    fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64>;
+    /// A store, as [`MmioDevice::write`].
+    fn write(
+        &self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()>;
+}
+
+impl<D: MmioDevice> SharedMmioDevice for spin::Mutex<D> {
+    fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
+        self.lock().read(caller, offset, size)
+    }
+    fn write(
+        &self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+        value: u64,
+    ) -> MmioResult<()> {
+        self.lock().write(caller, offset, size, value)
+    }
+}
+
 /// What came of an access routed through the bus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MmioOutcome {
@@ -286,7 +341,7 @@ struct Region {
     base: u64,
     len: u64,
     name: &'static str,
-    device: Box<dyn MmioDevice>,
+    device: Box<dyn SharedMmioDevice>,
 }
 
 impl Region {
@@ -296,14 +351,16 @@ impl Region {
     }
 }
 
-/// A VM's MMIO address space: non-overlapping regions, each backed by a device.
+/// A VM's MMIO address space: non-overlapping regions, each backed by a device. Its regions
+/// are fixed once the VM runs; accesses go through a shared reference (`dispatch(&self)`),
+/// each device locking itself ([`SharedMmioDevice`]), so the bus needs no lock.
 #[derive(Default)]
 pub struct MmioBus {
     /// Sorted by base.
     regions: Vec<Region>,
     /// Index of the region the last access hit (tried before the binary search: a guest
-    /// mostly polls one device at a time, e.g. the console UART).
-    last: usize,
+    /// mostly polls one device at a time, e.g. the console UART). A hint: any value is safe.
+    last: AtomicUsize,
 }
 
 impl fmt::Debug for MmioBus {
@@ -321,18 +378,29 @@ impl MmioBus {
     pub const fn new() -> MmioBus {
         MmioBus {
             regions: Vec::new(),
-            last: 0,
+            last: AtomicUsize::new(0),
         }
     }
 
-    /// Add a device at `[base, base + len)`. Fails if the range is empty, overflows, or
-    /// overlaps a region already on the bus.
+    /// Add a device at `[base, base + len)`, behind a lock of its own. Fails if the range
+    /// is empty, overflows, or overlaps a region already on the bus.
     pub fn add(
         &mut self,
         base: u64,
         len: u64,
         name: &'static str,
         device: Box<dyn MmioDevice>,
+    ) -> Result<(), BusError> {
+        self.add_shared(base, len, name, Box::new(spin::Mutex::new(device)))
+    }
+
+    /// Add a device that locks itself at `[base, base + len)`; fails as [`MmioBus::add`].
+    pub fn add_shared(
+        &mut self,
+        base: u64,
+        len: u64,
+        name: &'static str,
+        device: Box<dyn SharedMmioDevice>,
     ) -> Result<(), BusError> {
         let end = match base.checked_add(len) {
             Some(end) if len > 0 => end,
@@ -355,10 +423,12 @@ impl MmioBus {
     }
 
     /// The region containing `ipa`: its index.
+    #[inline(always)]
     fn find(&self, ipa: u64) -> Option<usize> {
-        if let Some(r) = self.regions.get(self.last) {
+        let last = self.last.load(Ordering::Relaxed);
+        if let Some(r) = self.regions.get(last) {
             if ipa.wrapping_sub(r.base) < r.len {
-                return Some(self.last);
+                return Some(last);
             }
         }
         let i = self
@@ -375,8 +445,10 @@ impl MmioBus {
 
     /// Route one access by `caller`. `reg_value` is the content of `Rt` for a store (pass
     /// anything for a load; for Rt = 31 the bus stores zero whatever is passed).
+    // Inlined into an exit's fast path: the access stays in registers.
+    #[inline(always)]
     pub fn dispatch(
-        &mut self,
+        &self,
         access: &MmioAccess,
         reg_value: u64,
         caller: &mut MmioCaller<'_>,
@@ -384,8 +456,8 @@ impl MmioBus {
         let Some(i) = self.find(access.ipa) else {
             return MmioOutcome::Unbacked;
         };
-        self.last = i;
-        let region = &mut self.regions[i];
+        self.last.store(i, Ordering::Relaxed);
+        let region = &self.regions[i];
         let offset = access.ipa - region.base;
         // The access must lie entirely inside the region.
         if offset
@@ -417,12 +489,12 @@ impl MmioBus {
         }
     }
 
-    /// The device registered under `name` (e.g. to feed a UART's receive FIFO).
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut dyn MmioDevice> {
+    /// The device registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn SharedMmioDevice> {
         self.regions
-            .iter_mut()
+            .iter()
             .find(|r| r.name == name)
-            .map(|r| r.device.as_mut() as &mut dyn MmioDevice)
+            .map(|r| r.device.as_ref())
     }
 
     /// `(base, len, name)` of each region, in address order.
@@ -644,8 +716,8 @@ mod tests {
         assert_eq!(lines.0, [(IRQ, true), (IRQ, false)]);
         assert_eq!(bus.region_name(0x0900_1fff), Some("b"));
         assert_eq!(bus.region_name(0x0900_2000), None);
-        assert!(bus.get_mut("a").is_some());
-        assert!(bus.get_mut("c").is_none());
+        assert!(bus.get("a").is_some());
+        assert!(bus.get("c").is_none());
         let names: Vec<_> = bus.regions().map(|r| r.2).collect();
         assert_eq!(names, ["a", "b"]);
     }

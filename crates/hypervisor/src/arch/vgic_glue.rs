@@ -6,7 +6,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioError, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioError, MmioResult, SharedMmioDevice};
 use spin::Mutex;
 use vgic::{GicVersion, VcpuSet, Vgic, VgicError};
 
@@ -32,42 +32,38 @@ pub fn new_vgic(mpidrs: Vec<u64>) -> Option<Vgic> {
     Some(v)
 }
 
-/// Which register frames of the virtual GIC a bus region holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum GicFrames {
-    /// The distributor (`GICD_*`, both versions).
-    Distributor,
-    /// The GICv3 redistributors (`GICR_*`: an `RD_base` and an `SGI_base` frame per vCPU).
-    Redistributors,
-}
-
-/// The virtual GIC's distributor or redistributors as a device on a VM's MMIO bus. The
-/// accessing vCPU selects the banked registers (private interrupts); vCPUs an access made
-/// an interrupt pending for are kicked through the caller's events. Reserved registers are
-/// RAZ/WI and logged; an access the GIC architecture forbids (width, alignment) is logged
-/// and refused (the guest gets an external abort).
-pub struct GicRegion {
+/// The virtual GIC's distributor (`REDISTRIBUTORS` = false: `GICD_*`, both versions) or
+/// its GICv3 redistributors (true: `GICR_*`, an `RD_base` and an `SGI_base` frame per
+/// vCPU) as a device on a VM's MMIO bus; one type per kind, so that each access path is
+/// compiled for its own frames. The accessing vCPU selects the banked registers (private
+/// interrupts); vCPUs an access made an interrupt pending for are kicked through the
+/// caller's events. Reserved registers are RAZ/WI and logged; an access the GIC
+/// architecture forbids (width, alignment) is logged and refused (the guest gets an
+/// external abort).
+pub struct GicRegion<const REDISTRIBUTORS: bool> {
     vgic: Arc<Mutex<Vgic>>,
-    frames: GicFrames,
     base: u64,
     vm: String,
 }
 
-impl GicRegion {
+impl GicRegion<false> {
     /// The distributor of `vgic`, at IPA `base`, for VM `vm` (its name, for logs).
     pub fn distributor(vgic: Arc<Mutex<Vgic>>, base: u64, vm: &str) -> Self {
-        Self::new(vgic, GicFrames::Distributor, base, vm)
+        Self::new(vgic, base, vm)
     }
+}
 
+impl GicRegion<true> {
     /// The GICv3 redistributors of `vgic`, from IPA `base`, for VM `vm`.
     pub fn redistributors(vgic: Arc<Mutex<Vgic>>, base: u64, vm: &str) -> Self {
-        Self::new(vgic, GicFrames::Redistributors, base, vm)
+        Self::new(vgic, base, vm)
     }
+}
 
-    fn new(vgic: Arc<Mutex<Vgic>>, frames: GicFrames, base: u64, vm: &str) -> Self {
+impl<const REDISTRIBUTORS: bool> GicRegion<REDISTRIBUTORS> {
+    fn new(vgic: Arc<Mutex<Vgic>>, base: u64, vm: &str) -> Self {
         Self {
             vgic,
-            frames,
             base,
             vm: String::from(vm),
         }
@@ -75,24 +71,28 @@ impl GicRegion {
 
     /// The architectural answer to a refused access: RAZ/WI (`raz`) for a reserved
     /// register, an external abort for a forbidden width or alignment; logged either way.
-    fn answer<T>(&self, offset: u64, result: Result<T, VgicError>, raz: T) -> MmioResult<T> {
-        result.or_else(|e| {
-            crate::hv_warn!(
-                "{}: GIC access at IPA {:#x}: {e}",
-                self.vm,
-                self.base + offset
-            );
-            if e.is_abort() {
-                Err(MmioError::ExternalAbort)
-            } else {
-                Ok(raz)
-            }
-        })
+    #[cold]
+    #[inline(never)]
+    fn refuse<T>(&self, offset: u64, e: VgicError, raz: T) -> MmioResult<T> {
+        crate::hv_warn!(
+            "{}: GIC access at IPA {:#x}: {e}",
+            self.vm,
+            self.base + offset
+        );
+        if e.is_abort() {
+            Err(MmioError::ExternalAbort)
+        } else {
+            Ok(raz)
+        }
     }
 }
 
 /// Hands the kicks the last vGIC operation left to the caller's events.
+#[inline(always)]
 fn report_kicks(vgic: &mut Vgic, caller: &mut MmioCaller<'_>) {
+    if !vgic.has_kicks() {
+        return;
+    }
     for v in vcpus_of(vgic.take_kicks()) {
         caller.events.kick(v);
     }
@@ -113,26 +113,25 @@ pub fn vcpus_of(set: VcpuSet) -> impl Iterator<Item = usize> {
     })
 }
 
-impl MmioDevice for GicRegion {
-    fn read(
-        &mut self,
-        caller: &mut MmioCaller<'_>,
-        offset: u64,
-        size: AccessSize,
-    ) -> MmioResult<u64> {
+impl<const REDISTRIBUTORS: bool> SharedMmioDevice for GicRegion<REDISTRIBUTORS> {
+    fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
         let bytes = size.bytes() as u8;
         let mut g = self.vgic.lock();
-        let result = match self.frames {
-            GicFrames::Distributor => g.gicd_read(caller.vcpu, offset, bytes),
-            GicFrames::Redistributors => g.gicr_read(caller.vcpu, offset, bytes),
+        let result = if REDISTRIBUTORS {
+            g.gicr_read(caller.vcpu, offset, bytes)
+        } else {
+            g.gicd_read(caller.vcpu, offset, bytes)
         };
         report_kicks(&mut g, caller);
         drop(g);
-        self.answer(offset, result, 0)
+        match result {
+            Ok(v) => Ok(v),
+            Err(e) => self.refuse(offset, e, 0),
+        }
     }
 
     fn write(
-        &mut self,
+        &self,
         caller: &mut MmioCaller<'_>,
         offset: u64,
         size: AccessSize,
@@ -140,9 +139,10 @@ impl MmioDevice for GicRegion {
     ) -> MmioResult<()> {
         let bytes = size.bytes() as u8;
         let mut g = self.vgic.lock();
-        let result = match self.frames {
-            GicFrames::Distributor => g.gicd_write(caller.vcpu, offset, bytes, value),
-            GicFrames::Redistributors => g.gicr_write(caller.vcpu, offset, bytes, value),
+        let result = if REDISTRIBUTORS {
+            g.gicr_write(caller.vcpu, offset, bytes, value)
+        } else {
+            g.gicd_write(caller.vcpu, offset, bytes, value)
         };
         // Every vCPU the write gave a deliverable interrupt (or whose loaded list registers it
         // made stale) is in the kick set, the writer itself included: its run loop then
@@ -150,6 +150,9 @@ impl MmioDevice for GicRegion {
         // another vCPU, a disable with no list register in use) lets it re-enter at once.
         report_kicks(&mut g, caller);
         drop(g);
-        self.answer(offset, result, ())
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => self.refuse(offset, e, ()),
+        }
     }
 }

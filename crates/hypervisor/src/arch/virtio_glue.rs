@@ -8,7 +8,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
-use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioEvents, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioEvents, MmioResult, SharedMmioDevice};
 use spin::{Mutex, Once};
 use virtio_mmio::devices::block::{BlockBackend, BlockDevice, RamDisk};
 use virtio_mmio::devices::console::{ConsoleDevice, ConsoleOutput};
@@ -213,13 +213,8 @@ pub struct VirtioBusDevice {
     pub slot: VirtioSlot,
 }
 
-impl MmioDevice for VirtioBusDevice {
-    fn read(
-        &mut self,
-        caller: &mut MmioCaller<'_>,
-        offset: u64,
-        size: AccessSize,
-    ) -> MmioResult<u64> {
+impl SharedMmioDevice for VirtioBusDevice {
+    fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
         let slot = &self.slot;
         let mut dev = slot.dev.lock();
         let value = dev.read(offset, size.bytes() as u8).unwrap_or_else(|e| {
@@ -231,7 +226,7 @@ impl MmioDevice for VirtioBusDevice {
     }
 
     fn write(
-        &mut self,
+        &self,
         caller: &mut MmioCaller<'_>,
         offset: u64,
         size: AccessSize,

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use el2_core::mmio::{MmioBus, MmioDevice};
+use el2_core::mmio::{MmioBus, SharedMmioDevice};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
 use spin::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
@@ -128,8 +128,8 @@ pub struct Vm {
     pub stage2: Mutex<Stage2Table<FrameTables>>,
     /// The VM's VMID and the allocator generation it belongs to ([`vmid_for_load`]).
     pub vmid: VmVmid,
-    /// Emulated devices.
-    pub bus: Mutex<MmioBus>,
+    /// Emulated devices (each locks itself; the bus needs no lock).
+    pub bus: MmioBus,
     /// vCPUs.
     pub vcpus: Vec<Vcpu>,
     /// Set once when the VM stops.
@@ -198,8 +198,8 @@ fn mmio_bus(
     vgic: Option<&Arc<Mutex<Vgic>>>,
 ) -> Result<MmioBus, VmError> {
     let mut bus = MmioBus::new();
-    let mut add = |base, len, name, device: Box<dyn MmioDevice>| {
-        bus.add(base, len, name, device)
+    let mut add = |base, len, name, device: Box<dyn SharedMmioDevice>| {
+        bus.add_shared(base, len, name, device)
             .map_err(|_| VmError::Config("MMIO layout overlap"))
     };
     let pl011 = Box::new(UartOnBus(uart.clone()));
@@ -405,7 +405,7 @@ impl Vm {
             ram_size,
             stage2: Mutex::new(stage2),
             vmid: VmVmid::new(),
-            bus: Mutex::new(bus),
+            bus,
             vcpus,
             end: Mutex::new(None),
             ended: AtomicBool::new(false),

@@ -5,7 +5,7 @@
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use el2_core::mmio::{AccessSize, MmioCaller, MmioDevice, MmioResult};
+use el2_core::mmio::{AccessSize, MmioCaller, MmioResult, SharedMmioDevice};
 use spin::Mutex;
 
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
@@ -48,13 +48,8 @@ impl ConsoleUart {
 /// console-input path and accesses report in order).
 pub struct UartOnBus(pub Arc<Mutex<ConsoleUart>>);
 
-impl MmioDevice for UartOnBus {
-    fn read(
-        &mut self,
-        caller: &mut MmioCaller<'_>,
-        offset: u64,
-        size: AccessSize,
-    ) -> MmioResult<u64> {
+impl SharedMmioDevice for UartOnBus {
+    fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
         let mut u = self.0.lock();
         let value = u.pl011.read_at(offset, size);
         // Only a read of DR changes the device (it pops the receive FIFO), and feeding
@@ -70,7 +65,7 @@ impl MmioDevice for UartOnBus {
     }
 
     fn write(
-        &mut self,
+        &self,
         caller: &mut MmioCaller<'_>,
         offset: u64,
         size: AccessSize,

@@ -5,11 +5,10 @@
 //! [`offsets`](crate::offsets), whose name becomes the row's [`Region::name`]: `grep
 //! GICD_ISENABLER` finds the offset and the row, and an error for a row names its register.
 //!
-//! A lookup finds the row by binary search on the offset alone (the name is only read to
-//! build an error), checks alignment and width, and turns the offset into the handler's
-//! argument: the first INTID (per-interrupt rows) or a byte offset (other rows).
-
-use core::sync::atomic::{AtomicUsize, Ordering};
+//! A lookup finds the row through the frame's word index (one load: [`Frame::index`], built
+//! from the rows at compile time; the name is only read to build an error), checks
+//! alignment and width, and turns the offset into the handler's argument: the first INTID
+//! (per-interrupt rows) or a byte offset (other rows).
 
 use crate::model::irq::Irq;
 use crate::model::Vgic;
@@ -140,33 +139,61 @@ macro_rules! per_irq {
 }
 pub(crate) use per_irq;
 
-/// Index of the row the last lookup found (a hint; any table, any CPU).
-static LAST_ROW: AtomicUsize = AtomicUsize::new(0);
+/// A register frame (a distributor, a redistributor's `RD_base` or `SGI_base`): its rows,
+/// and for each 4-byte word of the frame the row holding it, so that a lookup is one load
+/// whatever the offset (built at compile time by [`word_index`]).
+pub(crate) struct Frame {
+    /// The rows, sorted by offset.
+    pub rows: &'static [Region],
+    /// Per 4-byte word of the frame: 1 + the index of its row in `rows`, 0 if reserved.
+    pub index: &'static [u8],
+}
+
+/// [`Frame::index`] of `rows` for a frame of `WORDS` 4-byte words. Every row starts and
+/// ends on a word boundary and there are fewer than 255 rows: checked here, so a table
+/// that breaks either does not compile.
+pub(crate) const fn word_index<const WORDS: usize>(rows: &[Region]) -> [u8; WORDS] {
+    assert!(
+        rows.len() < u8::MAX as usize,
+        "too many rows for a u8 index"
+    );
+    let mut index = [0u8; WORDS];
+    let mut i = 0;
+    while i < rows.len() {
+        let r = &rows[i];
+        assert!(
+            r.offset.is_multiple_of(4) && r.end.is_multiple_of(4),
+            "a row is not whole words"
+        );
+        assert!(r.end as usize <= WORDS * 4, "a row beyond the frame");
+        let mut w = (r.offset / 4) as usize;
+        while w < (r.end / 4) as usize {
+            index[w] = i as u8 + 1;
+            w += 1;
+        }
+        i += 1;
+    }
+    index
+}
 
 /// Finds the row and the handler argument, or the error for this access.
-fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
-    if !matches!(size, 1 | 2 | 4 | 8) {
-        return Err(bad_width(table, offset, size));
+#[inline(always)]
+fn lookup(frame: &Frame, offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
+    // 1, 2, 4 or 8 bytes, naturally aligned.
+    if size.wrapping_sub(1) & size != 0 || size > 8 || size == 0 {
+        return Err(bad_width(frame.rows, offset, size));
     }
-    if !offset.is_multiple_of(u64::from(size)) {
-        return Err(misaligned(table, offset, size));
+    if offset & u64::from(size - 1) != 0 {
+        return Err(misaligned(frame.rows, offset, size));
     }
-    // The row of the previous access (any table) first: a guest polls one register, or walks
-    // a range, far more often than it jumps; checked, so a stale or foreign hint only costs
-    // the binary search.
-    let hint = LAST_ROW.load(Ordering::Relaxed);
-    let idx = match table.get(hint) {
-        Some(r) if r.offset <= offset && offset < r.end => hint,
-        _ => {
-            let idx = table.partition_point(|r| r.end <= offset);
-            LAST_ROW.store(idx, Ordering::Relaxed);
-            idx
-        }
+    let slot = usize::try_from(offset / 4)
+        .ok()
+        .and_then(|w| frame.index.get(w))
+        .copied()
+        .unwrap_or(0);
+    let Some(r) = frame.rows.get(usize::from(slot).wrapping_sub(1)) else {
+        return Err(VgicError::Reserved { offset });
     };
-    let r = table
-        .get(idx)
-        .filter(|r| r.offset <= offset)
-        .ok_or(VgicError::Reserved { offset })?;
     // `offset < r.end`, so the sum cannot overflow.
     if r.widths & size == 0 || offset + u64::from(size) > r.end {
         return Err(VgicError::BadWidth {
@@ -184,7 +211,8 @@ fn lookup(table: &[Region], offset: u64, size: u8) -> Result<(&Region, u32), Vgi
     Ok((r, arg as u32))
 }
 
-/// The row holding `offset`, if any.
+/// The row holding `offset`, if any (by binary search: the reference [`Frame::index`] is
+/// checked against, and the name for an error).
 pub(crate) fn row_at(table: &[Region], offset: u64) -> Option<&Region> {
     let idx = table.partition_point(|r| r.end <= offset);
     table.get(idx).filter(|r| r.offset <= offset)
@@ -210,35 +238,44 @@ fn misaligned(table: &[Region], offset: u64, size: u8) -> VgicError {
     }
 }
 
-/// Dispatches a read through `table`.
+/// Counts an access to a reserved offset.
+#[cold]
+#[inline(never)]
+fn count_reserved(v: &mut Vgic, e: &VgicError) {
+    if matches!(e, VgicError::Reserved { .. }) {
+        v.stats.reserved_accesses += 1;
+    }
+}
+
+/// Dispatches a read through `frame`.
+#[inline(always)]
 pub(crate) fn read(
-    table: &[Region],
+    frame: &Frame,
     v: &mut Vgic,
     ctx: &Ctx,
     offset: u64,
     size: u8,
 ) -> Result<u64, VgicError> {
-    match lookup(table, offset, size) {
+    match lookup(frame, offset, size) {
         Ok((r, arg)) => Ok((r.read)(v, ctx, arg, size)),
         Err(e) => {
-            if matches!(e, VgicError::Reserved { .. }) {
-                v.stats.reserved_accesses += 1;
-            }
+            count_reserved(v, &e);
             Err(e)
         }
     }
 }
 
-/// Dispatches a write through `table`.
+/// Dispatches a write through `frame`.
+#[inline(always)]
 pub(crate) fn write(
-    table: &[Region],
+    frame: &Frame,
     v: &mut Vgic,
     ctx: &Ctx,
     offset: u64,
     size: u8,
     value: u64,
 ) -> Result<(), VgicError> {
-    match lookup(table, offset, size) {
+    match lookup(frame, offset, size) {
         Ok((r, arg)) => {
             let value = if size == 8 {
                 value
@@ -249,9 +286,7 @@ pub(crate) fn write(
             Ok(())
         }
         Err(e) => {
-            if matches!(e, VgicError::Reserved { .. }) {
-                v.stats.reserved_accesses += 1;
-            }
+            count_reserved(v, &e);
             Err(e)
         }
     }

@@ -4,23 +4,53 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::table::Frame;
 use super::table::{row_at, Region, W32, W64, W8};
-use super::v2::GICD_V2;
-use super::v3::{GICD_V3, GICR_RD, GICR_SGI};
+use super::v2::{GICD_V2, GICD_V2_ROWS};
+use super::v3::{GICD_V3, GICD_V3_ROWS, GICR_RD, GICR_RD_ROWS, GICR_SGI, GICR_SGI_ROWS};
 use crate::{GicVersion, Vgic, VgicConfig, VgicError, GICR_FRAME_SIZE, GICR_SGI_BASE};
 
 /// Every table with the prefix its rows' names must have and the size of its frame.
 const TABLES: [(&str, &[Region], &str, u64); 4] = [
-    ("GICD_V2", GICD_V2, "GICD_", 0x1000),
-    ("GICD_V3", GICD_V3, "GICD_", 0x1_0000),
-    ("GICR_RD", GICR_RD, "GICR_", GICR_SGI_BASE),
+    ("GICD_V2", GICD_V2_ROWS, "GICD_", 0x1000),
+    ("GICD_V3", GICD_V3_ROWS, "GICD_", 0x1_0000),
+    ("GICR_RD", GICR_RD_ROWS, "GICR_", GICR_SGI_BASE),
     (
         "GICR_SGI",
-        GICR_SGI,
+        GICR_SGI_ROWS,
         "GICR_",
         GICR_FRAME_SIZE - GICR_SGI_BASE,
     ),
 ];
+
+/// The frames of [`TABLES`], in the same order.
+fn frames() -> [&'static Frame; 4] {
+    [&GICD_V2, &GICD_V3, &GICR_RD, &GICR_SGI]
+}
+
+/// Each frame's word index names, for every word of the frame, the row the binary search
+/// finds (none for a reserved word), and covers exactly the frame.
+#[test]
+fn word_index_matches_the_rows() {
+    for ((table, rows, _, frame), f) in TABLES.into_iter().zip(frames()) {
+        let names = |rows: &[Region]| rows.iter().map(|r| (r.name, r.offset)).collect::<Vec<_>>();
+        assert_eq!(names(f.rows), names(rows), "{table}");
+        assert_eq!(f.index.len() as u64 * 4, frame, "{table}");
+        for w in 0..frame / 4 {
+            let by_index = match f.index[w as usize] {
+                0 => None,
+                n => Some(rows[usize::from(n) - 1].name),
+            };
+            for off in w * 4..w * 4 + 4 {
+                assert_eq!(
+                    by_index,
+                    row_at(rows, off).map(|r| r.name),
+                    "{table} {off:#x}"
+                );
+            }
+        }
+    }
+}
 
 #[test]
 fn rows_are_named_sorted_and_disjoint() {
@@ -110,8 +140,8 @@ fn well_known_offsets() {
         ("GICD_NSACR", 0xe00),
     ];
     for (name, off) in gicd_common {
-        assert_eq!(offset_of(GICD_V2, name), Some(off), "v2 {name}");
-        assert_eq!(offset_of(GICD_V3, name), Some(off), "v3 {name}");
+        assert_eq!(offset_of(GICD_V2_ROWS, name), Some(off), "v2 {name}");
+        assert_eq!(offset_of(GICD_V3_ROWS, name), Some(off), "v3 {name}");
     }
     for (name, off) in [
         ("GICD_ITARGETSR", 0x800),
@@ -120,7 +150,7 @@ fn well_known_offsets() {
         ("GICD_SPENDSGIR", 0xf20),
         ("GICD_PIDR2", 0xfe8),
     ] {
-        assert_eq!(offset_of(GICD_V2, name), Some(off), "v2 {name}");
+        assert_eq!(offset_of(GICD_V2_ROWS, name), Some(off), "v2 {name}");
     }
     for (name, off) in [
         ("GICD_TYPER2", 0x000c),
@@ -129,7 +159,7 @@ fn well_known_offsets() {
         ("GICD_IROUTER", 0x6000),
         ("GICD_PIDR2", 0xffe8),
     ] {
-        assert_eq!(offset_of(GICD_V3, name), Some(off), "v3 {name}");
+        assert_eq!(offset_of(GICD_V3_ROWS, name), Some(off), "v3 {name}");
     }
     for (name, off) in [
         ("GICR_CTLR", 0x0000),
@@ -141,7 +171,7 @@ fn well_known_offsets() {
         ("GICR_PENDBASER", 0x0078),
         ("GICR_PIDR2", 0xffe8),
     ] {
-        assert_eq!(offset_of(GICR_RD, name), Some(off), "RD_base {name}");
+        assert_eq!(offset_of(GICR_RD_ROWS, name), Some(off), "RD_base {name}");
     }
     // SGI_base offsets as the specification gives them; GICR_ISENABLER0 is RD_base + 0x10100.
     for (name, off) in [
@@ -158,10 +188,10 @@ fn well_known_offsets() {
         ("GICR_IGRPMODR0", 0x0d00),
         ("GICR_NSACR", 0x0e00),
     ] {
-        assert_eq!(offset_of(GICR_SGI, name), Some(off), "SGI_base {name}");
+        assert_eq!(offset_of(GICR_SGI_ROWS, name), Some(off), "SGI_base {name}");
     }
     assert_eq!(
-        GICR_SGI_BASE + offset_of(GICR_SGI, "GICR_ISENABLER0").unwrap(),
+        GICR_SGI_BASE + offset_of(GICR_SGI_ROWS, "GICR_ISENABLER0").unwrap(),
         0x1_0100
     );
     // The public constants agree.

@@ -2,7 +2,7 @@
 
 use super::common::*;
 use super::offsets::gicd_v2::*;
-use super::table::{self, extract, per_irq, raz, reg, wi, Ctx, Region, W32, W8};
+use super::table::{self, extract, per_irq, raz, reg, wi, word_index, Ctx, Frame, Region, W32, W8};
 use crate::model::irq::Irq;
 use crate::model::{Vgic, NR_PRIVATE, NR_SGIS};
 use crate::VgicError;
@@ -166,10 +166,17 @@ fn read_id(_: &mut Vgic, _: &Ctx, at: u32, size: u8) -> u64 {
     extract(&ID_REGS, at, size)
 }
 
-/// The GICv2 distributor, sorted by offset. Everything else in the 4 KiB frame (and
-/// beyond) is reserved.
+/// The GICv2 distributor (4 KiB): [`GICD_V2_ROWS`] and their word index.
+pub(crate) static GICD_V2: Frame = Frame {
+    rows: GICD_V2_ROWS,
+    index: &GICD_V2_INDEX,
+};
+static GICD_V2_INDEX: [u8; 0x1000 / 4] = word_index(GICD_V2_ROWS);
+
+/// The GICv2 distributor's registers, sorted by offset. Everything else in the 4 KiB frame
+/// (and beyond) is reserved.
 #[rustfmt::skip]
-pub(crate) static GICD_V2: &[Region] = &[
+pub(crate) const GICD_V2_ROWS: &[Region] = &[
     reg!(GICD_CTLR, 4, W32, read_ctlr, write_ctlr),
     reg!(GICD_TYPER, 4, W32, read_typer, wi),
     reg!(GICD_IIDR, 4, W32, read_iidr, wi),
@@ -228,9 +235,9 @@ impl Vgic {
     ) -> Result<u64, VgicError> {
         let ctx = self.gicd_ctx(vcpu)?;
         match self.version {
-            crate::GicVersion::V2 => table::read(GICD_V2, self, &ctx, offset, size_bytes),
+            crate::GicVersion::V2 => table::read(&GICD_V2, self, &ctx, offset, size_bytes),
             crate::GicVersion::V3 => {
-                table::read(super::v3::GICD_V3, self, &ctx, offset, size_bytes)
+                table::read(&super::v3::GICD_V3, self, &ctx, offset, size_bytes)
             }
         }
     }
@@ -246,9 +253,9 @@ impl Vgic {
     ) -> Result<(), VgicError> {
         let ctx = self.gicd_ctx(vcpu)?;
         match self.version {
-            crate::GicVersion::V2 => table::write(GICD_V2, self, &ctx, offset, size_bytes, value),
+            crate::GicVersion::V2 => table::write(&GICD_V2, self, &ctx, offset, size_bytes, value),
             crate::GicVersion::V3 => {
-                table::write(super::v3::GICD_V3, self, &ctx, offset, size_bytes, value)
+                table::write(&super::v3::GICD_V3, self, &ctx, offset, size_bytes, value)
             }
         }
     }

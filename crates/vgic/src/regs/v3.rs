@@ -9,7 +9,9 @@
 use super::common::*;
 use super::offsets::gicd_v3::*;
 use super::offsets::gicr::*;
-use super::table::{self, extract, per_irq, raz, reg, wi, Ctx, Region, W32, W64, W8};
+use super::table::{
+    self, extract, per_irq, raz, reg, wi, word_index, Ctx, Frame, Region, W32, W64, W8,
+};
 use crate::config::MPIDR_AFF_MASK;
 use crate::model::{Vgic, NR_PRIVATE};
 use crate::VgicError;
@@ -102,10 +104,17 @@ fn write_irouter(v: &mut Vgic, _: &Ctx, at: u32, size: u8, val: u64) {
     v.update(0, intid);
 }
 
-/// The GICv3 distributor, sorted by offset. Registers of private interrupts are RAZ/WI here
-/// (affinity routing: they live in the redistributors).
+/// The GICv3 distributor (64 KiB): [`GICD_V3_ROWS`] and their word index.
+pub(crate) static GICD_V3: Frame = Frame {
+    rows: GICD_V3_ROWS,
+    index: &GICD_V3_INDEX,
+};
+static GICD_V3_INDEX: [u8; 0x1_0000 / 4] = word_index(GICD_V3_ROWS);
+
+/// The GICv3 distributor's registers, sorted by offset. Registers of private interrupts are
+/// RAZ/WI here (affinity routing: they live in the redistributors).
 #[rustfmt::skip]
-pub(crate) static GICD_V3: &[Region] = &[
+pub(crate) const GICD_V3_ROWS: &[Region] = &[
     reg!(GICD_CTLR, 4, W32, read_ctlr, write_ctlr),
     reg!(GICD_TYPER, 4, W32, read_typer, wi),
     reg!(GICD_IIDR, 4, W32, read_iidr, wi),
@@ -174,9 +183,16 @@ fn write_waker(v: &mut Vgic, c: &Ctx, _: u32, _: u8, val: u64) {
     }
 }
 
-/// `RD_base` of a redistributor frame, sorted by offset.
+/// `RD_base` of a redistributor frame: [`GICR_RD_ROWS`] and their word index.
+pub(crate) static GICR_RD: Frame = Frame {
+    rows: GICR_RD_ROWS,
+    index: &GICR_RD_INDEX,
+};
+static GICR_RD_INDEX: [u8; GICR_SGI_BASE as usize / 4] = word_index(GICR_RD_ROWS);
+
+/// The registers of `RD_base`, sorted by offset.
 #[rustfmt::skip]
-pub(crate) static GICR_RD: &[Region] = &[
+pub(crate) const GICR_RD_ROWS: &[Region] = &[
     // No LPIs: EnableLPIs, RWP, UWP zero.
     reg!(GICR_CTLR, 4, W32, raz, wi),
     reg!(GICR_IIDR, 4, W32, read_iidr, wi),
@@ -200,9 +216,17 @@ pub(crate) static GICR_RD: &[Region] = &[
     reg!(GICR_CIDR3, 4, W32, read_id, wi).arg_from(GICR_PIDR4),
 ];
 
-/// `SGI_base` of a redistributor frame (offsets from `SGI_base`), sorted by offset.
+/// `SGI_base` of a redistributor frame: [`GICR_SGI_ROWS`] and their word index.
+pub(crate) static GICR_SGI: Frame = Frame {
+    rows: GICR_SGI_ROWS,
+    index: &GICR_SGI_INDEX,
+};
+static GICR_SGI_INDEX: [u8; (GICR_FRAME_SIZE - GICR_SGI_BASE) as usize / 4] =
+    word_index(GICR_SGI_ROWS);
+
+/// The registers of `SGI_base` (offsets from `SGI_base`), sorted by offset.
 #[rustfmt::skip]
-pub(crate) static GICR_SGI: &[Region] = &[
+pub(crate) const GICR_SGI_ROWS: &[Region] = &[
     per_irq!(GICR_IGROUPR0, 32, 1, W32, read_igroupr, write_igroupr),
     per_irq!(GICR_ISENABLER0, 32, 1, W32, read_enable, write_isenabler),
     per_irq!(GICR_ICENABLER0, 32, 1, W32, read_enable, write_icenabler),
@@ -234,11 +258,11 @@ pub(crate) static GICR_SGI: &[Region] = &[
 
 /// The table for an offset inside a redistributor frame, and the offset of that table's
 /// frame (`RD_base` or `SGI_base`).
-fn gicr_table(off: u64) -> (&'static [Region], u64) {
+fn gicr_table(off: u64) -> (&'static Frame, u64) {
     if off < GICR_SGI_BASE {
-        (GICR_RD, 0)
+        (&GICR_RD, 0)
     } else {
-        (GICR_SGI, GICR_SGI_BASE)
+        (&GICR_SGI, GICR_SGI_BASE)
     }
 }
 
