@@ -318,9 +318,11 @@ fn shifted_into(a: &mut Asm, dst: u8, rm: u8, shift: Shift, amount: u8) {
         Shift::Asr => a.put(enc::w_asr_imm(dst, rm, amount.min(31))),
         Shift::Ror => a.put(enc::w_extr(dst, rm, rm, amount & 31)),
         Shift::Rrx => {
-            // (C << 31) | (rm >> 1): EXTR of (C:rm) by one.
-            a.put(enc::w_cset(dst, 2)); // CS
-            a.put(enc::w_extr(dst, dst, rm, 1));
+            // (C << 31) | (rm >> 1): EXTR of (C:rm) by one. C goes to a register other
+            // than `rm` (the PC's constant is in `dst` itself: `ADC r12, r5, pc, RRX`).
+            let c = if dst == rm { T_TMP } else { dst };
+            a.put(enc::w_cset(c, 2)); // CS
+            a.put(enc::w_extr(dst, c, rm, 1));
         }
     }
 }
