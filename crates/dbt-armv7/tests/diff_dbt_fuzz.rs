@@ -46,6 +46,7 @@ fn random_bytes_translate_without_panic() {
             thumb,
             privileged: rng.below(2) == 0,
             asid: 0,
+            fp: true,
         };
         let b = discover(key, &mut ram, &gen);
         let hb = gen.translate(&b, 4096, &rt);

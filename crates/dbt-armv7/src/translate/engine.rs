@@ -130,9 +130,6 @@ pub struct Dbt<G: CodeGen> {
     /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
     /// wraps): translated again, and from then on, with 32-bit address arithmetic.
     wraps: BTreeSet<u32>,
-    /// Whether the translations hold VFP/Advanced SIMD code (made while the guest's FP
-    /// unit was enabled: `a64::vfp_host::fp_translatable`).
-    fp_on: bool,
     /// Whether the translations check alignment on every access (made with `SCTLR.A`
     /// set).
     strict_align: bool,
@@ -294,7 +291,6 @@ impl<G: CodeGen> Dbt<G> {
             cur: 0,
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
-            fp_on: false,
             strict_align: false,
             host_mmu: None,
         }
@@ -368,6 +364,7 @@ impl<G: CodeGen> Dbt<G> {
             thumb: cpu.thumb(),
             privileged: cpu.mode != Mode::Usr,
             asid,
+            fp: vfp_host::fp_translatable(cpu),
         }
     }
 
@@ -455,14 +452,6 @@ impl<G: CodeGen> Dbt<G> {
             if (cpu.cp15.sctlr & SCTLR_A != 0) != self.strict_align {
                 // SCTLR.A changed: translations check alignment, or do not.
                 self.strict_align = !self.strict_align;
-                self.flush();
-                link_from = None;
-                indirect_to = false;
-            }
-            if vfp_host::fp_translatable(cpu) != self.fp_on {
-                // The FP unit was enabled or disabled: translations made the other way
-                // must not run.
-                self.fp_on = !self.fp_on;
                 self.flush();
                 link_from = None;
                 indirect_to = false;
@@ -787,7 +776,7 @@ impl<G: CodeGen> Dbt<G> {
     ) -> (u32, bool) {
         let (rt, _) = self.runtime(mem);
         let nofp = vfp_host::NoFp(&self.gen);
-        let gen: &dyn CodeGen = if self.fp_on { &self.gen } else { &nofp };
+        let gen: &dyn CodeGen = if key.fp { &self.gen } else { &nofp };
         let nounpriv = NoUnpriv(gen);
         let gen: &dyn CodeGen = if key.asid != SPACE_FLAT && key.privileged {
             &nounpriv

@@ -20,6 +20,11 @@ pub struct Key {
     pub privileged: bool,
     /// Address space: the ASID with the MMU on, 0 with it off.
     pub asid: u16,
+    /// VFP/Advanced SIMD instructions are translated (the unit is enabled for this
+    /// privilege: `a64::vfp_host::fp_translatable`); without it they stay in the
+    /// interpreter, which raises UNDEFINED. A key bit, so that a guest toggling
+    /// `FPEXC.EN` (Linux's lazy VFP switching) keeps both kinds of translations.
+    pub fp: bool,
 }
 
 /// One guest instruction of a block.

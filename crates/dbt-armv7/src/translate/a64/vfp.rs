@@ -192,7 +192,14 @@ fn vmrs(a: &mut Asm, w: u32) -> bool {
     } else {
         a.put(enc::ls_uimm(Ls::Ldr, rt, STATE, OFF_FPSCR));
         a.put(mrs_fpsr(T_ADDR));
-        a.put(enc::w_logic_reg(enc::Logic::Orr, rt, rt, T_ADDR, enc::Sh::Lsl, 0));
+        a.put(enc::w_logic_reg(
+            enc::Logic::Orr,
+            rt,
+            rt,
+            T_ADDR,
+            enc::Sh::Lsl,
+            0,
+        ));
     }
     true
 }
