@@ -52,6 +52,10 @@ fn fpexc_toggles_keep_translations() {
     assert_eq!(t, 100, "translator {st:?}");
     let get = |k: &str| st.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
     println!("translator: {st:?}");
-    assert_eq!(get("flushes"), 0, "FPEXC toggles flushed the code cache: {st:?}");
+    assert_eq!(
+        get("flushes"),
+        0,
+        "FPEXC toggles flushed the code cache: {st:?}"
+    );
     assert!(get("translated") > 300, "the loop ran translated: {st:?}");
 }

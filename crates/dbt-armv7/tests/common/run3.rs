@@ -170,11 +170,9 @@ pub fn run3(mut cases: Vec<Case>, src: &[u8], how: &Run3) -> Outcome {
                 })
                 .collect();
             let why = stopped.join("; ");
-            let stops = |r: &Result<Vec<Vec<u8>>, (usize, String)>| {
-                matches!(r, Err((j, _)) if (*j).min(n - 1) == k)
-            };
-            let disagree = stops(&interp) != stops(&dbt)
-                || (how.qemu_stops && stops(&qemu) != stops(&interp));
+            let stops = |r: &Result<Vec<Vec<u8>>, (usize, String)>| matches!(r, Err((j, _)) if (*j).min(n - 1) == k);
+            let disagree =
+                stops(&interp) != stops(&dbt) || (how.qemu_stops && stops(&qemu) != stops(&interp));
             if disagree {
                 out.fails.push(format!(
                     "{}: not all stopped ({why})\n    {}",
