@@ -1,8 +1,9 @@
 //! `cargo xtask bench --dbt`: the ARMv7-A translator (`crates/dbt-armv7`) against its
 //! interpreter on the kernels of `crates/dbt-armv7/bench-guest` (CRC-32, a sort, a
 //! matrix multiply, a call-heavy recursion with indirect calls, a pointer chase over
-//! 64 MiB), each a static ARM Linux program run by `a64-runner` (a no_std AArch64 Linux
-//! program) under `qemu-aarch64`.
+//! 64 MiB, sensitive instructions, VFP, and NEON as Linux uses it), each a static ARM
+//! Linux program run by `a64-runner` (a no_std AArch64 Linux program) under
+//! `qemu-aarch64`.
 //!
 //! Host instructions are counted by a QEMU TCG plugin built here with `cc` (an inline
 //! per-block counter: deterministic, identical from run to run), split into those executed
@@ -21,7 +22,7 @@ use crate::error::{IoContext, Result};
 use crate::fail;
 
 /// The kernels (binaries of bench-guest), in table order.
-const KERNELS: [(&str, &str); 7] = [
+const KERNELS: [(&str, &str); 8] = [
     ("crc32", "CRC-32, 8 x 64 KiB"),
     ("sort", "sort_unstable, 64 Ki words"),
     ("matmul", "96x96 matrix multiply"),
@@ -29,6 +30,7 @@ const KERNELS: [(&str, &str); 7] = [
     ("chase", "pointer chase, 64 MiB"),
     ("sysreg", "MCR/MRC TPIDRURW + MRS, 3 of 6 sensitive"),
     ("vfp", "VFP f64 dot product + NEON checksum"),
+    ("neon", "NEON ChaCha20 + f32 mixer + u8 blend"),
 ];
 /// Where the runner maps its code cache (a64-runner/src/code.rs) and its size.
 const CACHE: (u64, u64) = (0x20_0000_0000, 16 << 20);

@@ -6,7 +6,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The kernels, by binary name.
-pub const KERNELS: [&str; 7] = ["crc32", "sort", "matmul", "fib", "chase", "sysreg", "vfp"];
+pub const KERNELS: [&str; 8] = [
+    "crc32", "sort", "matmul", "fib", "chase", "sysreg", "vfp", "neon",
+];
 
 /// The directory holding the built kernels.
 pub fn built() -> PathBuf {
