@@ -72,6 +72,16 @@ mod tests {
     #[test]
     fn cpu_on_args_name_the_vcpu_entry_and_context() {
         let a = cpu_on_args(3, 0x4000_8001, 0xdead_beef);
-        assert_eq!(a, [0xdead_beef, 0x4000_8001, REGION_IPA, REGION_SIZE, 3, START_CPU_ON]);
+        assert_eq!(
+            a,
+            [
+                0xdead_beef,
+                0x4000_8001,
+                REGION_IPA,
+                REGION_SIZE,
+                3,
+                START_CPU_ON
+            ]
+        );
     }
 }

@@ -94,10 +94,10 @@ const PATIENCE: u32 = 20_000_000;
 fn hvc(a: [u32; 4]) -> u32 {
     let r: u32;
     // SAFETY: a PSCI call (HVC conduit on QEMU virt without EL2/EL3, and under the
-    // hypervisor); it reads r0-r3 and returns in r0.
+    // hypervisor); it reads r0-r3 and returns in r0; SMCCC lets it change r1-r3 too.
     unsafe {
-        asm!(".inst 0xe1400070", inlateout("r0") a[0] => r, in("r1") a[1], in("r2") a[2],
-             in("r3") a[3], options(nostack))
+        asm!(".inst 0xe1400070", inlateout("r0") a[0] => r, inlateout("r1") a[1] => _,
+             inlateout("r2") a[2] => _, inlateout("r3") a[3] => _, options(nostack))
     };
     r
 }
@@ -184,7 +184,9 @@ mod gic {
             // ICC_SGI1R: INTID [27:24], TargetList [15:0]; Aff1-3 = 0.
             let lo = (intid << 24) | (1 << cpu);
             // SAFETY: ICC_SGI1R write (MCRR p15, 0, <lo>, <hi>, c12).
-            unsafe { asm!("mcrr p15, 0, {}, {}, c12", "isb", in(reg) lo, in(reg) 0u32, options(nostack)) };
+            unsafe {
+                asm!("mcrr p15, 0, {}, {}, c12", "isb", in(reg) lo, in(reg) 0u32, options(nostack))
+            };
         } else {
             wr(GICD + GICD_SGIR, (1 << (16 + cpu)) | intid);
         }
@@ -276,7 +278,10 @@ extern "C" fn smp_secondary_main(context_id: u32) -> ! {
         write_volatile(addr_of_mut!(SEC_STAGE), 2);
     }
     hvc([PSCI_CPU_OFF, 0, 0, 0]);
-    loop {}
+    loop {
+        // SAFETY: CPU_OFF does not return; if it did, park.
+        unsafe { asm!("wfi", options(nostack, nomem)) };
+    }
 }
 
 /// Makes `smp_value` return 2: the store, then D-cache clean to the point of
@@ -338,13 +343,17 @@ pub fn test_smp(dtb: u32, check: fn(&str, bool)) {
     };
     let ok = started && r0 == CONTEXT_ID && mp & 0xff_ffff == 1 && before == 1 && first == 1;
     if !ok {
+        puts("armv7-systest: smp: started, r0, MPIDR, smp_value on cpu 0, on cpu 1:");
         for v in [started as u32, r0, mp, before, first] {
-            puthex(v);
             puts(" ");
+            puthex(v);
         }
         puts("\n");
     }
-    check("smp: CPU_ON started cpu 1 with its context id and MPIDR", ok);
+    check(
+        "smp: CPU_ON started cpu 1 with its context id and MPIDR",
+        ok,
+    );
     rewrite_smp_value();
     // SAFETY: as above.
     let mine = unsafe { smp_value() };

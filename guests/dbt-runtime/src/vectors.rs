@@ -47,8 +47,7 @@ const EC_UNKNOWN: u64 = 0x00;
 /// ([`guest_sysreg`]; per vCPU, whose interrupts are masked).
 static GUEST_SYSREG: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
 /// Set by the vectors when that access was UNDEFINED.
-static GUEST_SYSREG_UNDEF: [AtomicBool; MAX_VCPUS] =
-    [const { AtomicBool::new(false) }; MAX_VCPUS];
+static GUEST_SYSREG_UNDEF: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
 
 /// Runs `access`, a system-register instruction the guest asked for (`coproc.rs`): `None`
 /// when it was UNDEFINED (the instruction is skipped), so the guest takes its UNDEFINED
