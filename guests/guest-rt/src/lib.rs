@@ -12,7 +12,9 @@
 //!   start-up ([`smp`]), the device-tree facts ([`platform`]), a GICv2/v3 driver ([`gic`]),
 //!   IRQ dispatch ([`irq`]) and generic-timer helpers ([`timer`]);
 //! - for benchmarks: the hypervisor's per-vCPU exit counters ([`exit_count`]) and an
-//!   ISB-fenced counter read ([`timer::stamp`]).
+//!   ISB-fenced counter read ([`timer::stamp`]);
+//! - the virtio-mmio register offsets for guests that drive a device by hand
+//!   ([`virtio_mmio`]).
 //!
 //! The MMU stays off unless the guest calls [`mmu::enable`]: then every data access is to
 //! Device-nGnRnE memory, so the target's `+strict-align` matters, and the runtime itself
@@ -38,6 +40,7 @@ pub mod report;
 pub mod smccc;
 pub mod smp;
 pub mod timer;
+pub mod virtio_mmio;
 mod volatile_cell;
 
 pub use fault::Fault;

@@ -10,31 +10,12 @@ use core::cell::UnsafeCell;
 
 use guest_rt::platform::Platform;
 use guest_rt::psci;
+use guest_rt::virtio_mmio::{reg, MAGIC};
 
 use crate::{neighbour_word, DISK_TAG};
 
-/// virtio-mmio registers used.
-mod reg {
-    pub const MAGIC: u64 = 0x000;
-    pub const VERSION: u64 = 0x004;
-    pub const DEVICE_ID: u64 = 0x008;
-    pub const DEVICE_FEATURES: u64 = 0x010;
-    pub const DEVICE_FEATURES_SEL: u64 = 0x014;
-    pub const DRIVER_FEATURES: u64 = 0x020;
-    pub const DRIVER_FEATURES_SEL: u64 = 0x024;
-    pub const QUEUE_SEL: u64 = 0x030;
-    pub const QUEUE_NUM_MAX: u64 = 0x034;
-    pub const QUEUE_NUM: u64 = 0x038;
-    pub const QUEUE_READY: u64 = 0x044;
-    pub const QUEUE_NOTIFY: u64 = 0x050;
-    pub const INTERRUPT_STATUS: u64 = 0x060;
-    pub const INTERRUPT_ACK: u64 = 0x064;
-    pub const STATUS: u64 = 0x070;
-    pub const QUEUE_DESC: u64 = 0x080;
-    pub const QUEUE_DRIVER: u64 = 0x090;
-    pub const QUEUE_DEVICE: u64 = 0x0a0;
-    pub const CAPACITY: u64 = 0x100;
-}
+/// virtio-blk's `capacity` (in 512-byte sectors), the first field of its configuration.
+const BLK_CAPACITY: u64 = reg::CONFIG;
 
 /// Queue size the driver uses.
 const QSIZE: usize = 4;
@@ -107,7 +88,7 @@ impl Blk {
                     .is_some_and(|c| c.all().any(|x| x == "virtio,mmio"))
             })
             .filter_map(|n| n.reg()?.next().map(|r| r.starting_address as u64))
-            .find(|&b| r32(b + reg::MAGIC) == 0x7472_6976 && r32(b + reg::DEVICE_ID) == 2)
+            .find(|&b| r32(b + reg::MAGIC) == MAGIC && r32(b + reg::DEVICE_ID) == 2)
             .unwrap_or_else(|| fail(format_args!("no virtio-blk transport")));
         if r32(base + reg::VERSION) != 2 {
             fail(format_args!(
@@ -154,7 +135,7 @@ impl Blk {
         w32(base + reg::QUEUE_READY, 1);
         w32(base + reg::STATUS, 1 | 2 | 8 | 4);
         let sectors =
-            u64::from(r32(base + reg::CAPACITY)) | (u64::from(r32(base + reg::CAPACITY + 4)) << 32);
+            u64::from(r32(base + BLK_CAPACITY)) | (u64::from(r32(base + BLK_CAPACITY + 4)) << 32);
         Blk {
             base,
             sectors,

@@ -16,29 +16,8 @@ use crate::ops::{dev_read32, dev_write32, Ctx};
 use crate::rng::Rng;
 use crate::tally::{self, Kind};
 use crate::targets::{DevKind, Targets, DMA_BUF_SIZE, DMA_DESC_SIZE, DMA_USED_SIZE};
+use guest_rt::virtio_mmio::{reg, MAGIC};
 
-/// virtio-mmio registers.
-mod reg {
-    pub const MAGIC: u64 = 0x000;
-    pub const DEVICE_FEATURES_SEL: u64 = 0x014;
-    pub const DRIVER_FEATURES: u64 = 0x020;
-    pub const DRIVER_FEATURES_SEL: u64 = 0x024;
-    pub const QUEUE_SEL: u64 = 0x030;
-    pub const QUEUE_NUM_MAX: u64 = 0x034;
-    pub const QUEUE_NUM: u64 = 0x038;
-    pub const QUEUE_READY: u64 = 0x044;
-    pub const QUEUE_NOTIFY: u64 = 0x050;
-    pub const INTERRUPT_STATUS: u64 = 0x060;
-    pub const INTERRUPT_ACK: u64 = 0x064;
-    pub const STATUS: u64 = 0x070;
-    pub const QUEUE_DESC: u64 = 0x080;
-    pub const QUEUE_DRIVER: u64 = 0x090;
-    pub const QUEUE_DEVICE: u64 = 0x0a0;
-    pub const CONFIG: u64 = 0x100;
-}
-
-/// "virt" in little-endian.
-const MAGIC: u32 = 0x7472_6976;
 /// Descriptor flags.
 const F_NEXT: u16 = 1;
 const F_WRITE: u16 = 2;
