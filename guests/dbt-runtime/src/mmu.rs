@@ -171,8 +171,10 @@ fn turn_on(l1: u64) {
     );
     TTBR0_EL1.set(l1);
     barrier::dsb(barrier::ISH);
-    // SAFETY: drops stale translations of this EL1&0 regime before it is enabled.
-    unsafe { core::arch::asm!("tlbi vmalle1", "dsb nsh", "isb") };
+    // SAFETY: drops stale translations of this EL1&0 regime before it is enabled, on every
+    // CPU (Inner Shareable): after a VM restart another physical CPU may still hold the
+    // previous runtime's entries for this VMID.
+    unsafe { core::arch::asm!("tlbi vmalle1is", "dsb ish", "isb") };
     SCTLR_EL1.modify(
         SCTLR_EL1::M::Enable
             + SCTLR_EL1::C::Cacheable
