@@ -477,10 +477,7 @@ fn fp_simd_encodings_match_llvm_objdump() {
             simd_shift(false, false, 0x0a, 20, 0, 2),
             "sshll v0.8h, v2.8b, #0x2",
         ),
-        (
-            simd_shift_scalar(true, 0x41, 0, 0, 1),
-            "ushr d0, d1, #0x3f",
-        ),
+        (simd_shift_scalar(true, 0x41, 0, 0, 1), "ushr d0, d1, #0x3f"),
         (
             simd_shift_scalar(false, 0x7f, 10, 0, 1),
             "shl d0, d1, #0x3f",

@@ -17,8 +17,12 @@ use std::collections::BTreeMap;
 
 /// Groups the translator leaves to the interpreter: `VZIP`/`VUZP`/`VTRN` of a register
 /// with itself and single-structure loads and stores whose register list passes D31
-/// (UNPREDICTABLE; the interpreter gives qemu-arm's result).
+/// (UNPREDICTABLE; the interpreter gives qemu-arm's result), and `VRECPS`/`VRSQRTS`
+/// (ARMv7 rounds their product; A64's FRECPS/FRSQRTS are fused).
 fn by_design(w: u32) -> bool {
+    if w & 0xfe80_0f10 == 0xf200_0f10 && w >> 24 & 1 == 0 && w >> 20 & 1 == 0 {
+        return true;
+    }
     let d = (w >> 12 & 15) | (w >> 22 & 1) << 4;
     let m = (w & 15) | (w >> 5 & 1) << 4;
     let b = w >> 7 & 0xf;

@@ -362,7 +362,7 @@ pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
         }
         5 | 6 => {
             // Three registers of the same length, single precision.
-            let forms: [(u32, u32, u32, u32); 18] = [
+            let forms: [(u32, u32, u32, u32); 20] = [
                 (12, 1, 0, 0),
                 (12, 1, 0, 1),
                 (13, 0, 0, 0),
@@ -381,8 +381,10 @@ pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
                 (15, 0, 0, 1),
                 (15, 0, 1, 0),
                 (15, 0, 1, 1),
+                (15, 1, 0, 0),
+                (15, 1, 0, 1),
             ];
-            let (op, b, u, hi) = forms[rng.below(18) as usize];
+            let (op, b, u, hi) = forms[rng.below(20) as usize];
             let pairwise = u == 1 && ((op == 13 && b == 0 && hi == 0) || (op == 15 && b == 0));
             let q = q && !pairwise;
             let w = 0xf200_0000 | u << 24 | hi << 21 | op << 8 | (q as u32) << 6 | b << 4;
@@ -437,7 +439,7 @@ pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
         }
         11 | 12 => {
             // Two registers, miscellaneous.
-            let forms: [(u32, u32, u32); 20] = [
+            let forms: [(u32, u32, u32); 21] = [
                 // (A, B without Q, allowed sizes mask)
                 (0, 0b0000, 0b0111),
                 (0, 0b0001, 0b0011),
@@ -459,8 +461,9 @@ pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
                 (2, 0b0000, 0b0001),
                 (2, 0b0001 | rng.below(3), 0b0111),
                 (3, 0b1100 | rng.below(4), 0b0100),
+                (3, 0b1000 | rng.below(4), 0b0100),
             ];
-            let (a, b, sizes) = forms[rng.below(20) as usize];
+            let (a, b, sizes) = forms[rng.below(21) as usize];
             let size = loop {
                 let s = rng.below(3);
                 if sizes >> s & 1 == 1 {

@@ -12,6 +12,7 @@
 //! Every instruction first makes the checks of `CheckVFPEnabled`/`CheckAdvSIMDEnabled`
 //! (`CPACR.cp10`, `FPEXC.EN`, `CPACR.ASEDIS`): failing them is UNDEFINED.
 
+mod estimate;
 mod neon;
 mod neon_long;
 mod neon_mem;

@@ -4,11 +4,12 @@
 //! miscellaneous group in `neon_misc`, the long/narrow/wide and by-scalar groups in
 //! `neon_long`.
 //!
-//! UNDEFINED here (not implemented, counted by the tests as rejections if generated):
-//! VRECPS/VRSQRTS, VRECPE/VRSQRTE, the half-precision VCVT and the fixed-point VCVT of
-//! Advanced SIMD. Floating-point lanes use the "standard FPSCR value" (round to nearest,
+//! UNDEFINED here (not implemented, counted by the tests as rejections if generated): the
+//! half-precision VCVT and the fixed-point VCVT of Advanced SIMD (VRECPS/VRSQRTS are here,
+//! VRECPE/VRSQRTE in `neon_misc` and `estimate`). Floating-point lanes use the "standard FPSCR value" (round to nearest,
 //! flush to zero, default NaN) and record exceptions in FPSCR's cumulative flags.
 
+use super::estimate;
 use super::softfloat::{self as sf, Ctx, F32};
 use super::{field, flag};
 use crate::cpu::fp::fpscr;
@@ -351,6 +352,8 @@ impl Cpu {
                     cmp_mask(&mut c, ax, ay, if hi { Cmp::Gt } else { Cmp::Ge })
                 }
                 (0b1111, false, _) => min_max(&mut c, x, y, hi),
+                // VRECPS / VRSQRTS (ARMv7's: not fused).
+                (0b1111, true, false) => estimate::step_f32(&mut c, x as u32, y as u32, hi) as u64,
                 _ => return Err(Exception::Undefined),
             };
             set_lane(&mut r, 32, i, v);

@@ -1,9 +1,10 @@
 //! Advanced SIMD two registers, miscellaneous (ARM ARM A7.4.5): VREV16/32/64,
 //! VPADDL/VPADAL, VCLS/VCLZ/VCNT, VMVN, VQABS/VQNEG, comparisons with zero, VABS/VNEG
 //! (integer and float), VSWP, VTRN, VUZP, VZIP, VMOVN/VQMOVN/VQMOVUN, VSHLL (maximum
-//! shift), VCVT between single precision and 32-bit integers. VRECPE/VRSQRTE and the
-//! half-precision VCVT are UNDEFINED here (not implemented).
+//! shift), VCVT between single precision and 32-bit integers, VRECPE/VRSQRTE (unsigned
+//! and single precision). The half-precision VCVT is UNDEFINED here (not implemented).
 
+use super::estimate;
 use super::neon::{cmp_mask, dreg, int, lane, mask, sat, set_lane, sx, Cmp};
 use super::softfloat::{self as sf, Ctx, F32};
 use super::{field, flag};
@@ -147,6 +148,23 @@ impl Cpu {
                 return Ok(None);
             }
             (0b10, 0b0001..=0b0011) => return self.neon_permute(b >> 1, e, regs, d, m, vd, vm),
+            (0b11, 0b1000..=0b1011) => {
+                // VRECPE / VRSQRTE (bit 7), unsigned or single precision (bit 8).
+                if e != 32 {
+                    return Err(Exception::Undefined);
+                }
+                let (float, root) = (flag(w, 8), flag(w, 7));
+                for i in 0..lanes {
+                    let x = lane(&vm, 32, i) as u32;
+                    let v = match (float, root) {
+                        (false, false) => estimate::recip_u32(x),
+                        (false, true) => estimate::rsqrt_u32(x),
+                        (true, false) => estimate::recip_f32(&mut c, x),
+                        (true, true) => estimate::rsqrt_f32(&mut c, x),
+                    };
+                    set_lane(&mut r, 32, i, v as u64);
+                }
+            }
             (0b11, 0b1100..=0b1111) => {
                 // VCVT between F32 and S32/U32 (bit 8: to integer, bit 7: unsigned).
                 if e != 32 {
@@ -239,6 +257,14 @@ impl Cpu {
             }
             rd = td;
             rm = tm;
+            if e == 32 && d == m {
+                // UNPREDICTABLE; qemu-arm swaps the 32-bit pairs one element at a time
+                // through the register file, which with one register swaps each pair.
+                for i in (0..lanes).step_by(2) {
+                    set_lane(&mut rd, e, i, lane(&vd, e, i + 1));
+                    set_lane(&mut rd, e, i + 1, lane(&vd, e, i));
+                }
+            }
         }
         // With d == m the result is Dd's (written last).
         self.vset(m, regs, &rm)?;

@@ -18,8 +18,9 @@
 //! ([`std_fp`]) and the host FPSR gathers the flags as for VFP. `VMLA`/`VMLS` (float)
 //! are a multiply and an add (two roundings), `VFMA`/`VFMS` fused.
 //!
-//! Not lowered (the interpreter runs them): `VRECPE/VRSQRTE/VRECPS/VRSQRTS`, fixed-point
-//! and half-precision `VCVT`, encodings that are UNDEFINED or UNPREDICTABLE (odd Q
+//! `VRECPE/VRSQRTE` are A64's estimates (the same values). Not lowered (the interpreter
+//! runs them): `VRECPS/VRSQRTS` (ARMv7 rounds the product, A64's FRECPS/FRSQRTS are
+//! fused), fixed-point and half-precision `VCVT`, encodings that are UNDEFINED or UNPREDICTABLE (odd Q
 //! register numbers, reserved sizes, `VZIP`/`VUZP`/`VTRN` of a register with itself).
 
 use super::asm::Asm;
@@ -570,13 +571,21 @@ fn two_misc(a: &mut Asm, w: u32) -> bool {
         }
         2 => return misc_permute(a, size, b, q, d, m),
         _ => {
-            // VCVT between single precision and 32-bit integers (round to zero).
-            if b & 0b1100 != 0b1100 || size != 2 || odd(q, &[d, m]) {
+            // VRECPE/VRSQRTE (b = 10FR: URECPE/URSQRTE/FRECPE/FRSQRTE) and VCVT between
+            // single precision and 32-bit integers (b = 11xx, round to zero).
+            if b & 0b1000 == 0 {
+                return false;
+            }
+            if size != 2 || odd(q, &[d, m]) {
                 return false;
             }
             let op = b & 3;
             let u = op & 1 == 1;
-            let (size, opcode) = if op < 2 { (0, 0b11101) } else { (2, 0b11011) };
+            let (size, opcode) = match b >> 2 {
+                2 => (2, 0b11100 | op >> 1),
+                _ if op < 2 => (0, 0b11101),
+                _ => (2, 0b11011),
+            };
             let emit = move |a: &mut Asm, qq: bool, rd: u8, _rn: u8, rm: u8| {
                 a.put(simd2(qq, u, size, opcode, rd, rm))
             };
