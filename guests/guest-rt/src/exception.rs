@@ -8,7 +8,6 @@
 //! Anything else prints `ESR_EL1`, `ELR_EL1`, `FAR_EL1`, `SPSR_EL1` and requests SYSTEM_RESET.
 
 use aarch64_cpu::registers::{Readable, Writeable, ELR_EL1, ESR_EL1, FAR_EL1, SPSR_EL1};
-use core::arch::global_asm;
 
 /// Registers saved by the vector entry code, in the layout the assembly below uses.
 #[repr(C)]
@@ -27,119 +26,110 @@ pub struct ExceptionFrame {
 
 const _: () = assert!(core::mem::size_of::<ExceptionFrame>() == 784);
 
-global_asm!(
-    r#"
-    .equ FRAME_SIZE, 784
+/// Emits a 2 KiB-aligned EL1 vector table named `$table` whose 16 entries save an
+/// [`ExceptionFrame`] (x0..x30, q0..q31, `FPSR`, `FPCR`) on the current stack, call
+/// `$handler(index, &mut frame)` (`extern "C" fn(u64, &mut ExceptionFrame)`, index = vector
+/// number 0..16), restore the frame (so the handler may change registers through it) and
+/// `ERET`. guest-rt's own table is `__vectors` with [`guest_rt_exception`]; a guest with
+/// its own handling (the storm) instantiates another and points `VBAR_EL1` at it.
+#[macro_export]
+macro_rules! exception_vectors {
+    ($table:literal, $handler:path) => {
+        core::arch::global_asm!(
+            concat!(
+                ".section .text.", $table, ", \"ax\"\n",
+                ".balign 0x800\n",
+                ".global ", $table, "\n",
+                $table, ":\n",
+                ".irp index, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n",
+                ".balign 0x80\n",
+                "sub sp, sp, #784\n",
+                "stp x0, x1, [sp, #0]\n",
+                "mov x0, #\\index\n",
+                "b ", $table, "_common\n",
+                ".endr\n",
+                $table, "_common:\n",
+                "stp x2, x3, [sp, #16]\n",
+                "stp x4, x5, [sp, #32]\n",
+                "stp x6, x7, [sp, #48]\n",
+                "stp x8, x9, [sp, #64]\n",
+                "stp x10, x11, [sp, #80]\n",
+                "stp x12, x13, [sp, #96]\n",
+                "stp x14, x15, [sp, #112]\n",
+                "stp x16, x17, [sp, #128]\n",
+                "stp x18, x19, [sp, #144]\n",
+                "stp x20, x21, [sp, #160]\n",
+                "stp x22, x23, [sp, #176]\n",
+                "stp x24, x25, [sp, #192]\n",
+                "stp x26, x27, [sp, #208]\n",
+                "stp x28, x29, [sp, #224]\n",
+                "str x30, [sp, #240]\n",
+                "mrs x2, fpsr\n",
+                "mrs x3, fpcr\n",
+                "stp x2, x3, [sp, #248]\n",
+                "stp q0, q1, [sp, #272]\n",
+                "stp q2, q3, [sp, #304]\n",
+                "stp q4, q5, [sp, #336]\n",
+                "stp q6, q7, [sp, #368]\n",
+                "stp q8, q9, [sp, #400]\n",
+                "stp q10, q11, [sp, #432]\n",
+                "stp q12, q13, [sp, #464]\n",
+                "stp q14, q15, [sp, #496]\n",
+                "stp q16, q17, [sp, #528]\n",
+                "stp q18, q19, [sp, #560]\n",
+                "stp q20, q21, [sp, #592]\n",
+                "stp q22, q23, [sp, #624]\n",
+                "stp q24, q25, [sp, #656]\n",
+                "stp q26, q27, [sp, #688]\n",
+                "stp q28, q29, [sp, #720]\n",
+                "stp q30, q31, [sp, #752]\n",
+                "mov x1, sp\n",
+                "bl {handler}\n",
+                "ldp q0, q1, [sp, #272]\n",
+                "ldp q2, q3, [sp, #304]\n",
+                "ldp q4, q5, [sp, #336]\n",
+                "ldp q6, q7, [sp, #368]\n",
+                "ldp q8, q9, [sp, #400]\n",
+                "ldp q10, q11, [sp, #432]\n",
+                "ldp q12, q13, [sp, #464]\n",
+                "ldp q14, q15, [sp, #496]\n",
+                "ldp q16, q17, [sp, #528]\n",
+                "ldp q18, q19, [sp, #560]\n",
+                "ldp q20, q21, [sp, #592]\n",
+                "ldp q22, q23, [sp, #624]\n",
+                "ldp q24, q25, [sp, #656]\n",
+                "ldp q26, q27, [sp, #688]\n",
+                "ldp q28, q29, [sp, #720]\n",
+                "ldp q30, q31, [sp, #752]\n",
+                "ldp x2, x3, [sp, #248]\n",
+                "msr fpsr, x2\n",
+                "msr fpcr, x3\n",
+                "ldp x0, x1, [sp, #0]\n",
+                "ldp x2, x3, [sp, #16]\n",
+                "ldp x4, x5, [sp, #32]\n",
+                "ldp x6, x7, [sp, #48]\n",
+                "ldp x8, x9, [sp, #64]\n",
+                "ldp x10, x11, [sp, #80]\n",
+                "ldp x12, x13, [sp, #96]\n",
+                "ldp x14, x15, [sp, #112]\n",
+                "ldp x16, x17, [sp, #128]\n",
+                "ldp x18, x19, [sp, #144]\n",
+                "ldp x20, x21, [sp, #160]\n",
+                "ldp x22, x23, [sp, #176]\n",
+                "ldp x24, x25, [sp, #192]\n",
+                "ldp x26, x27, [sp, #208]\n",
+                "ldp x28, x29, [sp, #224]\n",
+                "ldr x30, [sp, #240]\n",
+                "add sp, sp, #784\n",
+                "eret\n",
+                ".text\n",
+            ),
+            handler = sym $handler,
+        );
+    };
+}
 
-    .macro vector index
-    .balign 0x80
-    sub     sp, sp, #FRAME_SIZE
-    stp     x0, x1, [sp, #0]
-    mov     x0, #\index
-    b       __exception_common
-    .endm
-
-    .section .text.vectors, "ax"
-    .balign 0x800
-    .global __vectors
-__vectors:
-    vector 0    // current EL, SP_EL0: synchronous
-    vector 1    //                     IRQ
-    vector 2    //                     FIQ
-    vector 3    //                     SError
-    vector 4    // current EL, SP_ELx: synchronous
-    vector 5    //                     IRQ
-    vector 6    //                     FIQ
-    vector 7    //                     SError
-    vector 8    // lower EL, AArch64:  synchronous
-    vector 9    //                     IRQ
-    vector 10   //                     FIQ
-    vector 11   //                     SError
-    vector 12   // lower EL, AArch32:  synchronous
-    vector 13   //                     IRQ
-    vector 14   //                     FIQ
-    vector 15   //                     SError
-
-__exception_common:
-    stp     x2, x3, [sp, #16]
-    stp     x4, x5, [sp, #32]
-    stp     x6, x7, [sp, #48]
-    stp     x8, x9, [sp, #64]
-    stp     x10, x11, [sp, #80]
-    stp     x12, x13, [sp, #96]
-    stp     x14, x15, [sp, #112]
-    stp     x16, x17, [sp, #128]
-    stp     x18, x19, [sp, #144]
-    stp     x20, x21, [sp, #160]
-    stp     x22, x23, [sp, #176]
-    stp     x24, x25, [sp, #192]
-    stp     x26, x27, [sp, #208]
-    stp     x28, x29, [sp, #224]
-    str     x30, [sp, #240]
-    stp     q0, q1, [sp, #272]
-    stp     q2, q3, [sp, #304]
-    stp     q4, q5, [sp, #336]
-    stp     q6, q7, [sp, #368]
-    stp     q8, q9, [sp, #400]
-    stp     q10, q11, [sp, #432]
-    stp     q12, q13, [sp, #464]
-    stp     q14, q15, [sp, #496]
-    stp     q16, q17, [sp, #528]
-    stp     q18, q19, [sp, #560]
-    stp     q20, q21, [sp, #592]
-    stp     q22, q23, [sp, #624]
-    stp     q24, q25, [sp, #656]
-    stp     q26, q27, [sp, #688]
-    stp     q28, q29, [sp, #720]
-    stp     q30, q31, [sp, #752]
-    mrs     x2, fpsr
-    mrs     x3, fpcr
-    str     x2, [sp, #248]
-    str     x3, [sp, #256]
-
-    mov     x1, sp
-    bl      guest_rt_exception
-
-    ldr     x2, [sp, #248]
-    ldr     x3, [sp, #256]
-    msr     fpsr, x2
-    msr     fpcr, x3
-    ldp     q0, q1, [sp, #272]
-    ldp     q2, q3, [sp, #304]
-    ldp     q4, q5, [sp, #336]
-    ldp     q6, q7, [sp, #368]
-    ldp     q8, q9, [sp, #400]
-    ldp     q10, q11, [sp, #432]
-    ldp     q12, q13, [sp, #464]
-    ldp     q14, q15, [sp, #496]
-    ldp     q16, q17, [sp, #528]
-    ldp     q18, q19, [sp, #560]
-    ldp     q20, q21, [sp, #592]
-    ldp     q22, q23, [sp, #624]
-    ldp     q24, q25, [sp, #656]
-    ldp     q26, q27, [sp, #688]
-    ldp     q28, q29, [sp, #720]
-    ldp     q30, q31, [sp, #752]
-    ldp     x0, x1, [sp, #0]
-    ldp     x2, x3, [sp, #16]
-    ldp     x4, x5, [sp, #32]
-    ldp     x6, x7, [sp, #48]
-    ldp     x8, x9, [sp, #64]
-    ldp     x10, x11, [sp, #80]
-    ldp     x12, x13, [sp, #96]
-    ldp     x14, x15, [sp, #112]
-    ldp     x16, x17, [sp, #128]
-    ldp     x18, x19, [sp, #144]
-    ldp     x20, x21, [sp, #160]
-    ldp     x22, x23, [sp, #176]
-    ldp     x24, x25, [sp, #192]
-    ldp     x26, x27, [sp, #208]
-    ldp     x28, x29, [sp, #224]
-    ldr     x30, [sp, #240]
-    add     sp, sp, #FRAME_SIZE
-    eret
-"#
-);
+exception_vectors!("__vectors", guest_rt_exception);
 
 /// Vector indices (offset / 0x80) of the synchronous vectors for the current EL.
 const SYNC_CURRENT_EL_SP0: u64 = 0;

@@ -13,6 +13,7 @@ use core::arch::global_asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use aarch64_cpu::registers::{Readable, Writeable, ELR_EL1, ESR_EL1, FAR_EL1, SPSR_EL1};
+use guest_rt::exception::ExceptionFrame;
 
 /// Most vCPUs the storm runs on (per-CPU records are indexed by `TPIDR_EL1`).
 pub const MAX_CPUS: usize = 4;
@@ -143,65 +144,11 @@ pub fn run_el0(entry: u64, a0: u64, a1: u64, a2: u64, sp: u64) -> (u64, u64) {
     (r0, r2)
 }
 
+// The vector table: guest-rt's frame save/restore around `storm_exception`.
+guest_rt::exception_vectors!("storm_vectors", storm_exception);
+
 global_asm!(
     r#"
-    .equ FRAME, 176
-    .macro storm_vector index
-    .balign 0x80
-    sub     sp, sp, #FRAME
-    stp     x0, x1, [sp, #0]
-    mov     x0, #\index
-    b       storm_vector_common
-    .endm
-
-    .section .text.storm_vectors, "ax"
-    .balign 0x800
-    .global storm_vectors
-storm_vectors:
-    storm_vector 0
-    storm_vector 1
-    storm_vector 2
-    storm_vector 3
-    storm_vector 4
-    storm_vector 5
-    storm_vector 6
-    storm_vector 7
-    storm_vector 8
-    storm_vector 9
-    storm_vector 10
-    storm_vector 11
-    storm_vector 12
-    storm_vector 13
-    storm_vector 14
-    storm_vector 15
-
-storm_vector_common:
-    stp     x2, x3, [sp, #16]
-    stp     x4, x5, [sp, #32]
-    stp     x6, x7, [sp, #48]
-    stp     x8, x9, [sp, #64]
-    stp     x10, x11, [sp, #80]
-    stp     x12, x13, [sp, #96]
-    stp     x14, x15, [sp, #112]
-    stp     x16, x17, [sp, #128]
-    stp     x18, x29, [sp, #144]
-    str     x30, [sp, #160]
-    mov     x1, sp
-    bl      storm_exception
-    ldp     x2, x3, [sp, #16]
-    ldp     x4, x5, [sp, #32]
-    ldp     x6, x7, [sp, #48]
-    ldp     x8, x9, [sp, #64]
-    ldp     x10, x11, [sp, #80]
-    ldp     x12, x13, [sp, #96]
-    ldp     x14, x15, [sp, #112]
-    ldp     x16, x17, [sp, #128]
-    ldp     x18, x29, [sp, #144]
-    ldr     x30, [sp, #160]
-    ldp     x0, x1, [sp, #0]
-    add     sp, sp, #FRAME
-    eret
-
     // x0 = EL0 entry, x1..x3 = its x0..x2, x4 = its SP
     .global storm_run_el0
 storm_run_el0:
@@ -247,15 +194,6 @@ storm_el0_landing:
 "#
 );
 
-/// Registers saved by `storm_vector_common`: x0..x18, x29, x30.
-#[repr(C)]
-struct Frame {
-    x: [u64; 19],
-    x29: u64,
-    x30: u64,
-    _pad: u64,
-}
-
 /// Vector numbers (offset / 0x80).
 const SYNC_SP0: u64 = 0;
 const SYNC_SPX: u64 = 4;
@@ -265,10 +203,10 @@ const SYNC_LOWER_A64: u64 = 8;
 const SPSR_EL1H_MASKED: u64 = 0x3c5;
 
 /// Rust side of every vector.
-// SAFETY: the only symbol of this name; called only by `storm_vector_common` with x0 = the
-// vector number and x1 = the frame it saved.
+// SAFETY: the only symbol of this name; called only by the `storm_vectors` table with
+// x0 = the vector number and x1 = the frame it saved.
 #[unsafe(no_mangle)]
-extern "C" fn storm_exception(index: u64, frame: &mut Frame) {
+extern "C" fn storm_exception(index: u64, frame: &mut ExceptionFrame) {
     let esr = ESR_EL1.get();
     let far = FAR_EL1.get();
     let elr = ELR_EL1.get();
@@ -308,7 +246,7 @@ extern "C" fn storm_exception(index: u64, frame: &mut Frame) {
     r.from_el0.store(u64::from(from_el0), Ordering::SeqCst);
     r.esr.store(esr, Ordering::SeqCst);
     let resume = match ec {
-        EC_IABT_SAME | EC_PC_ALIGN => frame.x30,
+        EC_IABT_SAME | EC_PC_ALIGN => frame.x[30],
         _ => elr.wrapping_add(4),
     };
     ELR_EL1.set(resume);
