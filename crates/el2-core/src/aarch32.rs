@@ -61,6 +61,11 @@ pub const SCTLR_V: u64 = 1 << 13;
 pub const SCTLR_EE: u64 = 1 << 25;
 /// `SCTLR.TE`: exceptions are taken in T32 state.
 pub const SCTLR_TE: u64 = 1 << 30;
+/// `SCTLR.SPAN` (FEAT_PAN): 0 means "set `CPSR.PAN` on exception entry to a PL1 mode".
+/// RES1 where the CPU has no FEAT_PAN, so a clear bit implies the extension.
+pub const SCTLR_SPAN: u64 = 1 << 23;
+/// `CPSR.PAN` (FEAT_PAN): privileged accesses to memory PL0 can access fault.
+pub const CPSR_PAN: u64 = 1 << 22;
 /// Base of the high exception vectors (`SCTLR.V` = 1).
 const HIGH_VECTORS: u64 = 0xffff_0000;
 /// `VBAR` bits \[4:0\] are RES0: the vector table is 32-byte aligned.
@@ -206,7 +211,8 @@ pub struct Entry {
 
 /// Arm ARM `AArch32.EnterMode` for `exc` taken at `pc` from a context with `cpsr`, given
 /// the guest's `SCTLR` and `VBAR`. The target mode's `SPSR` is the old `cpsr`.
-/// (`PSTATE.PAN` is not set: `SCTLR.SPAN` is 1 in [`SCTLR_RESET`] and Linux keeps it so.)
+/// `CPSR.PAN` is set when `SCTLR.SPAN` is 0 (FEAT_PAN), else kept (the rule
+/// `inject::exception_entry` follows for AArch64 EL1).
 pub fn exception_entry(exc: Exception, cpsr: u64, pc: u64, sctlr: u64, vbar: u64) -> Entry {
     let mode = exc.target_mode();
     let base = if sctlr & SCTLR_V != 0 {
@@ -223,6 +229,9 @@ pub fn exception_entry(exc: Exception, cpsr: u64, pc: u64, sctlr: u64, vbar: u64
     }
     if sctlr & SCTLR_EE != 0 {
         new |= CPSR_E;
+    }
+    if sctlr & SCTLR_SPAN == 0 {
+        new |= CPSR_PAN;
     }
     let thumb = cpsr & CPSR_T != 0;
     Entry {
@@ -323,13 +332,35 @@ mod tests {
 
     #[test]
     fn abort_entry() {
-        let e = exception_entry(Exception::DataAbort, MODE_SVC | CPSR_T, 0x8000, 0, 0x1000);
+        let span = SCTLR_SPAN;
+        let e = exception_entry(
+            Exception::DataAbort,
+            MODE_SVC | CPSR_T,
+            0x8000,
+            span,
+            0x1000,
+        );
         assert_eq!((e.pc, e.lr, e.lr_index), (0x1010, 0x8008, 20));
         assert_eq!(e.cpsr, MODE_ABT | CPSR_I | CPSR_A);
-        let e = exception_entry(Exception::PrefetchAbort, MODE_SVC, 0x8000, 0, 0x1000);
+        let e = exception_entry(Exception::PrefetchAbort, MODE_SVC, 0x8000, span, 0x1000);
         assert_eq!((e.pc, e.lr), (0x100c, 0x8004));
         assert_eq!(fsr_external(0, true), 0x808);
         assert_eq!(fsr_external(TTBCR_EAE, false), 0x210);
+    }
+
+    #[test]
+    fn pan_on_entry_follows_span() {
+        // SCTLR.SPAN = 0 (FEAT_PAN): CPSR.PAN set on entry, whatever it was.
+        let sctlr = SCTLR_RESET & !SCTLR_SPAN;
+        let e = exception_entry(Exception::Undefined, MODE_SVC, 0x8000, sctlr, 0);
+        assert_eq!(e.cpsr, MODE_UND | CPSR_I | CPSR_PAN);
+        let e = exception_entry(Exception::DataAbort, MODE_USR, 0x8000, sctlr, 0);
+        assert_eq!(e.cpsr, MODE_ABT | CPSR_I | CPSR_A | CPSR_PAN);
+        // SCTLR.SPAN = 1: CPSR.PAN kept as it was.
+        let e = exception_entry(Exception::Undefined, MODE_SVC | CPSR_PAN, 0, SCTLR_RESET, 0);
+        assert_eq!(e.cpsr, MODE_UND | CPSR_I | CPSR_PAN);
+        let e = exception_entry(Exception::Undefined, MODE_SVC, 0, SCTLR_RESET, 0);
+        assert_eq!(e.cpsr, MODE_UND | CPSR_I);
     }
 
     #[test]

@@ -149,7 +149,62 @@ fn injected() {
     check(dfsr == DFSR_EXTERNAL, "DFSR", dfsr);
     check(dfar == UNBACKED, "DFAR", dfar);
     ok("injected UNDEFINED and data abort");
+    pan_on_entry();
     no_syndrome();
+}
+
+/// `SCTLR.SPAN`, `CPSR.PAN` (FEAT_PAN) and `ID_MMFR3.PAN`.
+const SCTLR_SPAN: u32 = 1 << 23;
+const CPSR_PAN: u32 = 1 << 22;
+const ID_MMFR3_PAN_SHIFT: u32 = 16;
+
+/// Takes the data abort the hypervisor injects for an access to an unbacked IPA with
+/// `sctlr`; returns `CPSR` at the handler's entry.
+fn abort_entry_cpsr(sctlr: u32) -> u32 {
+    // SAFETY: SCTLR with only SPAN changed (MMU still off), a read of an unbacked IPA (the
+    // handler continues after it), then SCTLR as it was.
+    unsafe {
+        asm!(
+            "mrc p15, 0, {old}, c1, c0, 0",
+            "mcr p15, 0, {new}, c1, c0, 0",
+            "isb",
+            "ldr {t}, [{at}]",
+            "mcr p15, 0, {old}, c1, c0, 0",
+            "isb",
+            old = out(reg) _, new = in(reg) sctlr, t = out(reg) _, at = in(reg) UNBACKED,
+            options(nostack),
+        )
+    };
+    crate::rt::dabt_cpsr()
+}
+
+/// With FEAT_PAN (`ID_MMFR3.PAN`), an exception the hypervisor injects sets `CPSR.PAN`
+/// when `SCTLR.SPAN` is 0 and leaves it clear when `SPAN` is 1, as the CPU does for the
+/// exceptions it takes itself (Arm ARM `AArch32.EnterMode`).
+fn pan_on_entry() {
+    let (mmfr3, sctlr): (u32, u32);
+    // SAFETY: ID_MMFR3 (TID3) and SCTLR reads.
+    unsafe {
+        asm!("mrc p15, 0, {}, c0, c1, 7", "mrc p15, 0, {}, c1, c0, 0",
+             out(reg) mmfr3, out(reg) sctlr, options(nomem, nostack))
+    };
+    if (mmfr3 >> ID_MMFR3_PAN_SHIFT) & 0xf == 0 {
+        ok("PSTATE.PAN on injected exception entry: no FEAT_PAN, nothing to check,");
+        return;
+    }
+    // SPAN = 1 first: CPSR.PAN is clear now and stays so. (The handler returns with CPS,
+    // which keeps CPSR.PAN: after the SPAN = 0 case it stays set.)
+    let set = abort_entry_cpsr(sctlr | SCTLR_SPAN);
+    check(set & CPSR_PAN == 0, "CPSR.PAN set with SCTLR.SPAN = 1", set);
+    let cleared = abort_entry_cpsr(sctlr & !SCTLR_SPAN);
+    check(
+        cleared & CPSR_PAN != 0,
+        "CPSR.PAN not set with SCTLR.SPAN = 0",
+        cleared,
+    );
+    // SAFETY: SETPAN #0 (FEAT_PAN, present): privileged accesses as before the check.
+    unsafe { asm!(".inst 0xf1100000", options(nomem, nostack)) };
+    ok("PSTATE.PAN on injected exception entry follows SCTLR.SPAN");
 }
 
 /// MMIO without a valid syndrome (`ESR_EL2.ISV` = 0), decoded by the hypervisor: an A32

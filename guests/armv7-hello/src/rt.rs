@@ -67,6 +67,8 @@ dabt_entry:
     str r1, [r0, #12]
     sub r1, lr, #4
     str r1, [r0, #16]
+    mrs r1, cpsr
+    str r1, [r0, #20]
     pop {{r0, r1}}
     cps #0x13
     push {{r0}}
@@ -95,10 +97,10 @@ irq_entry:
 #[no_mangle]
 static mut UNDEF_COUNT: u32 = 0;
 
-/// The last data abort: `DFSR`, `DFAR`, how many were taken, its `SPSR_abt`, and the
-/// address it returns to.
+/// The last data abort: `DFSR`, `DFAR`, how many were taken, its `SPSR_abt`, the
+/// address it returns to and `CPSR` at the handler's entry.
 #[no_mangle]
-static mut DABT_INFO: [u32; 5] = [0; 5];
+static mut DABT_INFO: [u32; 6] = [0; 6];
 
 /// UNDEFINED exceptions taken so far.
 pub fn undef_count() -> u32 {
@@ -111,6 +113,13 @@ pub fn dabt_info() -> (u32, u32, u32, u32) {
     // SAFETY: as for `undef_count`.
     let d = unsafe { read_volatile(addr_of!(DABT_INFO)) };
     (d[0], d[1], d[2], d[3])
+}
+
+/// `CPSR` at the entry of the last data abort.
+pub fn dabt_cpsr() -> u32 {
+    // SAFETY: as for `undef_count`.
+    let d = unsafe { read_volatile(addr_of!(DABT_INFO)) };
+    d[5]
 }
 
 /// An SMCCC call over `HVC #0` (SMC32 convention): `r0..r3` in, `r0..r3` out.
