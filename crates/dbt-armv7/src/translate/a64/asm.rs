@@ -55,6 +55,15 @@ pub struct Asm {
     /// nothing checks permissions and a host running translated code at EL1 need not give
     /// EL0 access to guest memory (the hypervisor's DBT runtime does not).
     pub unpriv_forms: bool,
+    /// The host FPCR holds the Advanced SIMD "standard FPSCR value" (left so by an
+    /// unconditional NEON floating-point lowering for the next one); the block lowers
+    /// anything else only after `vfp::guest_fpcr` gave FPCR back the guest's controls.
+    pub neon_fpcr: bool,
+    /// The instruction being lowered is unconditional, so it may leave [`neon_fpcr`]
+    /// set (a conditional one could be skipped, and the mode with it).
+    ///
+    /// [`neon_fpcr`]: Asm::neon_fpcr
+    pub unconditional: bool,
 }
 
 impl Asm {
@@ -69,6 +78,8 @@ impl Asm {
             aligned: 0,
             strict_align: false,
             unpriv_forms: false,
+            neon_fpcr: false,
+            unconditional: false,
         }
     }
 

@@ -10,7 +10,7 @@ use super::lower::{self, Lowered};
 use super::{
     BUDGET, IBTC, RAS, RAS_TOP, SP, STATE, T_ADDR, T_AMT, T_FLAGS, T_OP2, T_PCV, T_RES, T_TMP,
 };
-use crate::decode::{Insn, Op};
+use crate::decode::{Insn, Op, VfpKind};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
@@ -371,6 +371,19 @@ impl CodeGen for A64Gen {
             // The return address a call writes to LR (Thumb: with bit 0 set).
             let lr = next | thumb as u32;
             let cond = gi.insn.cond;
+            // Advanced SIMD data processing may keep the host FPCR at the standard value
+            // for the next such instruction; anything else gets the guest's controls back.
+            a.unconditional = cond >= 14;
+            let neon = matches!(
+                gi.insn.op,
+                Op::Vfp {
+                    kind: VfpKind::NeonDataProc,
+                    ..
+                }
+            );
+            if !neon || cond < 14 {
+                super::vfp::guest_fpcr(&mut a);
+            }
             // A conditional branch does not end the block: when it is not taken, the
             // block goes on with the next instruction (and charges it at a later exit).
             let skip = a.label();
@@ -536,6 +549,7 @@ impl CodeGen for A64Gen {
             a.bind(skip);
             track_alignment(&mut a, &gi.insn, aligned_before);
         }
+        super::vfp::guest_fpcr(&mut a);
         match block.end {
             _ if end_done => {}
             End::Branch => {

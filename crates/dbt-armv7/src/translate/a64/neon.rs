@@ -79,14 +79,28 @@ pub(super) fn out(v: V, t: u8) -> u8 {
     }
 }
 
-/// Runs `body` with the host FPCR set to the Advanced SIMD "standard FPSCR value"
-/// (`DN`, `FZ`, round to nearest), then restores the guest's controls.
+/// Runs `body` with the host FPCR set to the Advanced SIMD "standard FPSCR value" (`DN`,
+/// `FZ`, round to nearest). An unconditional instruction leaves it so
+/// ([`Asm::neon_fpcr`]): consecutive NEON floating-point instructions switch once, and
+/// the block gives the guest's controls back before anything else
+/// ([`vfp::guest_fpcr`](super::vfp::guest_fpcr)). A conditional one restores them itself.
 fn std_fp(a: &mut Asm, body: impl FnOnce(&mut Asm)) {
-    a.put(mrs_fpcr(T_ADDR));
+    if a.neon_fpcr {
+        body(a);
+        return;
+    }
+    let keep = a.unconditional;
+    if !keep {
+        a.put(mrs_fpcr(T_ADDR));
+    }
     a.put(enc::w_movz(T_OP2, 0x0300, 1));
     a.put(msr_fpcr(T_OP2));
     body(a);
-    a.put(msr_fpcr(T_ADDR));
+    if keep {
+        a.neon_fpcr = true;
+    } else {
+        a.put(msr_fpcr(T_ADDR));
+    }
 }
 
 /// Emits one lane-wise operation `(asm, q, rd, rn, rm)`.
@@ -444,7 +458,7 @@ fn vext(a: &mut Asm, w: u32) -> bool {
         return false;
     }
     let rn = get(a, V { q, n }, 1);
-    let rm = get(a, V { q, n: m }, 2);
+    let rm = if m == n { rn } else { get(a, V { q, n: m }, 2) };
     let vd = V { q, n: d };
     let rd = out(vd, 0);
     a.put(ext(q, rd, rn, rm, imm4));
@@ -453,8 +467,8 @@ fn vext(a: &mut Asm, w: u32) -> bool {
 }
 
 /// `VTBL/VTBX`: the 1-4 table D registers are packed in pairs into `v4`/`v5` for `TBL/
-/// TBX`; with an odd count the indices past the table are made 0xff first (out of range
-/// for A64 too, so that the packed register's empty half is never read).
+/// TBX`; with an odd count the last register's upper half is zero, and for VTBX the
+/// indices past the table are made 0xff first (out of range for A64 too).
 fn vtbl(a: &mut Asm, w: u32) -> bool {
     let len = field(w, 9, 8) + 1;
     let tbx = flag(w, 6);
@@ -465,16 +479,22 @@ fn vtbl(a: &mut Asm, w: u32) -> bool {
     for j in 0..len.div_ceil(2) {
         let t = 4 + j as u8;
         let lo = n + 2 * j;
-        let r1 = src(a, true, lo, 6);
         if lo + 1 < n + len {
+            let r1 = src(a, true, lo, 6);
             let r2 = src(a, true, lo + 1, 7);
             a.put(zip1_2d(t, r1, r2));
-        } else if r1 != t {
-            a.put(fmov_d(t, r1));
+        } else {
+            // A scalar load or FMOV clears the upper half.
+            let r1 = src(a, true, lo, t);
+            if r1 != t {
+                a.put(fmov_d(t, r1));
+            }
         }
     }
     let mut ri = src(a, true, m, 2);
-    if len % 2 == 1 {
+    if len % 2 == 1 && tbx {
+        // VTBL reads the zero upper half for indices 8 * len.. (giving 0, as VTBL
+        // does); VTBX must leave those bytes alone, so their indices are made 0xff.
         // CMHS v3.8B, vi.8B, v3.8B (index >= 8 * len) then ORR vi into it.
         a.put(movi_b(false, 3, 8 * len));
         a.put(simd3(false, true, 0, 7, 3, ri, 3));

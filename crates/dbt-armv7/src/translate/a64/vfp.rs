@@ -178,6 +178,20 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
     }
 }
 
+/// Gives the host FPCR the guest's FPSCR controls again (AHP, DN, FZ, RMode from the
+/// state's FPSCR) after NEON floating-point code left the standard value in it
+/// ([`Asm::neon_fpcr`]); nothing when it did not.
+pub fn guest_fpcr(a: &mut Asm) {
+    if !a.neon_fpcr {
+        return;
+    }
+    a.neon_fpcr = false;
+    let (r, s) = enc::logic_imm32(0x07c0_0000).expect("a run of ones");
+    a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_FPSCR));
+    a.put(enc::w_logic_imm(enc::Logic::And, T_ADDR, T_ADDR, r, s));
+    a.put(msr_fpcr(T_ADDR));
+}
+
 /// `VMRS APSR_nzcv, FPSCR` (FPSCR.NZCV into the host NZCV, which holds the guest's) and
 /// `VMRS Rt, FPSCR` (with the cumulative flags the host FPSR has gathered). The other
 /// system registers are for the system model.
