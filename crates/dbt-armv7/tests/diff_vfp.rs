@@ -9,7 +9,8 @@
 //! The generator never asks the code under test what to keep. A case that any of the
 //! three does not complete is rejected with its reason (counted and printed); the test
 //! fails on any mismatch or if more than 5 % are rejected. `DBT_DIFF_SEED` sets the seed
-//! (printed), `DBT_VFP_CASES` the number of cases (default 4000).
+//! (printed), `DBT_VFP_CASES` the number of cases of each test (default 5000: 10^4 in
+//! all; under `--full`, where `DBT_DBT_CASES` is 10^6, 50,000 each).
 
 mod common;
 
@@ -88,7 +89,7 @@ fn run_batch3(cases: Vec<Case>, src: &[u8], tag: &str, rejects: &mut Vec<String>
 
 #[test]
 fn vfp_matches_qemu_three_ways() {
-    run("vfp", false, 4000);
+    run("vfp", false, 5000);
 }
 
 /// VFP accesses through a base made misaligned after an aligned access in the same block:
@@ -122,7 +123,7 @@ fn vfp_alignment_faults_agree() {
 
 #[test]
 fn neon_matches_qemu_three_ways() {
-    run("neon", true, 4000);
+    run("neon", true, 5000);
 }
 
 fn run(name: &str, neon: bool, default_count: usize) {
@@ -132,9 +133,17 @@ fn run(name: &str, neon: bool, default_count: usize) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_0f9a);
+    // `cargo xtask test --full` asks diff_dbt for 10^6 sequences (DBT_DBT_CASES); each of
+    // the two tests here then runs a twentieth of that (a VFP case costs ~15 times a
+    // diff_dbt sequence: the whole FP register file goes in and out).
+    let full = std::env::var("DBT_DBT_CASES")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .map(|n| (n / 20).max(default_count));
     let count: usize = std::env::var("DBT_VFP_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
+        .or(full)
         .unwrap_or(default_count);
     println!("{name} differential: seed {seed:#x} (DBT_DIFF_SEED), {count} cases");
     let mut rng = Rng(seed | 1);
