@@ -6,7 +6,7 @@
 #![no_main]
 
 use el2_core::switch::{ExitKind, RawExit};
-use hv_fuzz::exit_host::{Rig, DEV_BASE, EL1H, ESR_SENTINEL, PC, RAM_BASE, RAM_SIZE};
+use hypervisor::exits::mock::{Rig, DEV_BASE, EL1H, ESR_SENTINEL, PC, RAM_BASE, RAM_SIZE};
 use hv_fuzz::Input;
 use hypervisor::exits::Outcome;
 use libfuzzer_sys::fuzz_target;
@@ -47,8 +47,7 @@ fuzz_target!(|data: &[u8]| {
         };
     }
     let code: [u8; CODE_BYTES] = input.array();
-    let at = (PC - RAM_BASE) as usize;
-    r.vm.ram[at..at + CODE_BYTES].copy_from_slice(&code);
+    r.vm.load_ram(PC, &code);
     r.vm.has_gicv3 = input.bool();
     r.vm.irq_pending = input.bool();
     r.vm.wake = input.bool();

@@ -1,8 +1,7 @@
 //! Helpers shared by the fuzz targets: a reader that turns the fuzzer's bytes into values
-//! (zeros once the input is used up, so every input is valid), and a mock VM for the exit
-//! handlers ([`exit_host`]).
-
-pub mod exit_host;
+//! (zeros once the input is used up, so every input is valid). The mock VM the exit
+//! handlers run on is the hypervisor crate's own (`hypervisor::exits::mock`, feature
+//! `exit-mock`).
 
 /// Takes little-endian values from the front of a fuzz input.
 pub struct Input<'a> {

@@ -34,6 +34,8 @@ mod iabt;
 mod irq;
 mod mmio;
 mod mmio_a32;
+#[cfg(any(test, feature = "exit-mock"))]
+pub mod mock;
 mod refuse;
 mod smccc;
 mod sysreg;

@@ -5,7 +5,7 @@
 mod aarch32;
 mod classes;
 mod fast;
-mod mock;
+use super::mock;
 mod props;
 
 use el2_core::exit::ec;

@@ -1,8 +1,12 @@
-//! A world switch and a VM made of plain data, for running the exit handlers on the host.
+//! A world switch and a VM made of plain data, for running the exit handlers on the host:
+//! the crate's own exit tests (`exits/tests`) and the `exit_dispatch` fuzz target (through
+//! the `exit-mock` feature) drive the same mock.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::string::{String, ToString};
-use std::vec::Vec;
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
 
 use core::fmt;
 use el2_core::exit::SysRegAccess;
@@ -164,7 +168,22 @@ pub struct MockVm {
     pub ppis: Vec<(u32, bool)>,
 }
 
+impl Default for MockVm {
+    fn default() -> Self {
+        MockVm::new()
+    }
+}
+
 impl MockVm {
+    /// Writes `bytes` into guest RAM at `ipa` (8-byte aligned), little-endian words.
+    pub fn load_ram(&mut self, ipa: u64, bytes: &[u8]) {
+        for (i, chunk) in bytes.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.ram.insert(ipa + 8 * i as u64, u64::from_le_bytes(word));
+        }
+    }
+
     /// A VM with one vCPU on, RAM, and a register file at [`DEV_BASE`].
     pub fn new() -> MockVm {
         let mut bus = MmioBus::new();
@@ -383,6 +402,12 @@ pub struct Rig {
     pub stats: ExitStats,
     /// The VM.
     pub vm: MockVm,
+}
+
+impl Default for Rig {
+    fn default() -> Self {
+        Rig::new()
+    }
 }
 
 impl Rig {
