@@ -180,7 +180,8 @@ impl MockVm {
         for (i, chunk) in bytes.chunks(8).enumerate() {
             let mut word = [0u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);
-            self.ram.insert(ipa + 8 * i as u64, u64::from_le_bytes(word));
+            self.ram
+                .insert(ipa + 8 * i as u64, u64::from_le_bytes(word));
         }
     }
 
