@@ -10,7 +10,8 @@
 //! the instruction (its IT state advanced). A third of the cases are Thumb: an IT block
 //! whose second instruction is a 32-bit access through r9, then a random Thumb sequence
 //! (the abort reports the IT state of the faulting instruction). Also misaligned `LDRD/STRD` (the translated code's side exit), and
-//! `LDM/STM` and exclusives through r9. The abort lines and the records must be the same through the
+//! `LDM/STM` and exclusives through r9, and VFP/Advanced SIMD accesses (VLDR/VSTR,
+//! VLDM/VSTM, VLD1-4/VST1-4 of every kind) through r9. The abort lines and the records must be the same through the
 //! translator as through the interpreter alone. The seed is `DBT_DIFF_SEED`; the count
 //! `DBT_FAULT_CASES` (default 2000).
 
@@ -63,6 +64,34 @@ fn bad_access(rng: &mut Rng) -> u32 {
         // LDREX/STREX through r9.
         2 if load == 1 => return c | 0x0190_0f9f | BAD << 16 | rt << 12,
         2 => return c | 0x0180_0f90 | BAD << 16 | 8 << 12 | rng.below(8),
+        // VLDR/VSTR of a D register, VLDM/VSTM (increment after, with or without
+        // writeback) through r9.
+        3 => {
+            let d = rng.below(28);
+            let (vd, dbit) = (d & 15, d >> 4);
+            let fields = dbit << 22 | load << 20 | BAD << 16 | vd << 12;
+            return if rng.below(2) == 0 {
+                c | 0x0d00_0b00 | u << 23 | fields | rng.below(256)
+            } else {
+                c | 0x0c80_0b00 | rng.below(2) << 21 | fields | 2 * (1 + rng.below(4))
+            };
+        }
+        // VLD1-4/VST1-4 through r9 (with or without writeback): multiple structures,
+        // one lane (bytes), all lanes (loads).
+        4 => {
+            let d = rng.below(24);
+            let rm = [15, 13][rng.below(2) as usize];
+            let base = 0xf400_0000 | (d >> 4) << 22 | load << 21 | BAD << 16 | (d & 15) << 12 | rm;
+            let n = rng.below(4);
+            return match rng.below(3) {
+                0 => {
+                    let t = [0x7, 0xa, 0x6, 0x2, 0x8, 0x3, 0x4, 0x0][rng.below(8) as usize];
+                    base | t << 8 | rng.below(3) << 6
+                }
+                1 if load == 1 => base | 1 << 23 | 3 << 10 | n << 8 | rng.below(3) << 6,
+                _ => base | 1 << 23 | n << 8 | rng.below(8) << 5,
+            };
+        }
         _ => {}
     }
     if rng.below(3) > 0 {
