@@ -137,7 +137,7 @@ pub struct VmEvents<'a> {
     vm: &'a Vm,
     me: usize,
     poll: bool,
-    /// A line changed, a vCPU (this one included) was kicked, or backend work was asked for.
+    /// A line changed, this vCPU was kicked, or backend work was asked for.
     changed: bool,
 }
 
@@ -171,8 +171,11 @@ impl MmioEvents for VmEvents<'_> {
     }
 
     fn kick(&mut self, vcpu: usize) {
-        self.changed = true;
-        if vcpu != self.me {
+        // Another vCPU is interrupted at once; only a kick of this one needs its run loop's
+        // pre-entry work (a GICv2 SGI to another vCPU re-enters without a flush).
+        if vcpu == self.me {
+            self.changed = true;
+        } else {
             kick(self.vm, vcpu);
         }
     }

@@ -137,6 +137,11 @@ impl Devices for VcpuHost<'_> {
         let changed = events.finish();
         (outcome, changed)
     }
+
+    #[inline(always)]
+    fn mmio_needs_lr_sync(&self, acc: &MmioAccess) -> bool {
+        self.vm.vgic.is_some() && super::vgic_glue::needs_lr_sync(acc, self.vm.vcpus.len())
+    }
 }
 
 impl Interrupts for VcpuHost<'_> {

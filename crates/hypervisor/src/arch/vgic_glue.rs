@@ -6,7 +6,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use el2_core::mmio::{AccessSize, MmioCaller, MmioError, MmioResult, SharedMmioDevice};
+use el2_core::mmio::{AccessSize, MmioAccess, MmioCaller, MmioError, MmioResult, SharedMmioDevice};
 use spin::Mutex;
 use vgic::{GicVersion, VcpuSet, Vgic, VgicError};
 
@@ -85,6 +85,22 @@ impl<const REDISTRIBUTORS: bool> GicRegion<REDISTRIBUTORS> {
             Ok(raz)
         }
     }
+}
+
+/// Whether MMIO access `acc` of a VM with `vcpus` vCPUs reaches vGIC state that a vCPU's
+/// loaded list registers may hold, so that its list registers must be folded into the model
+/// first (`exits::fast` takes other accesses with list registers in use): every distributor
+/// and redistributor register except a GICv2 `GICD_SGIR` write, which only makes SGIs
+/// pending (the model merges that with whatever the list registers hold on the next sync).
+pub fn needs_lr_sync(acc: &MmioAccess, vcpus: usize) -> bool {
+    let gicd = acc.ipa.wrapping_sub(layout::GICD_BASE);
+    if gicd < layout::GICD_SIZE {
+        let sgir = acc.is_write
+            && gicd == vgic::offsets::gicd_v2::GICD_SGIR
+            && matches!(guest_gic(), Some(GuestGic::V2 { .. }));
+        return !sgir;
+    }
+    acc.ipa.wrapping_sub(layout::GICR_BASE) < layout::GICR_FRAME * vcpus as u64
 }
 
 /// Hands the kicks the last vGIC operation left to the caller's events.

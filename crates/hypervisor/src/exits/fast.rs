@@ -8,7 +8,7 @@
 //! | `HVC #0` from AArch64 | an SMCCC architecture query (`SMCCC_VERSION`, `SMCCC_ARCH_FEATURES`, `SMCCC_ARCH_WORKAROUND_n`) or `PSCI_VERSION`/`PSCI_FEATURES` that is not refused |
 //! | `MRS` (EC 0x18) | a read of an ID register (`HCR_EL2.TID3`) |
 //! | `MSR` (EC 0x18) | a GICv3 SGI generation register (`ICH_HCR_EL2.TC`): other vCPUs are kicked; an SGI to this vCPU itself means [`Fast::Changed`] |
-//! | data abort (EC 0x24) | a translation fault outside RAM with a valid syndrome (one MMIO access), while no list register of the vCPU is in use |
+//! | data abort (EC 0x24) | a translation fault outside RAM with a valid syndrome (one MMIO access); with a list register of the vCPU in use, only an access that does not reach vGIC state those may hold ([`Devices::mmio_needs_lr_sync`](super::Devices::mmio_needs_lr_sync): any other device, a GICv2 `GICD_SGIR` write) |
 //!
 //! Everything else, and any of these that ends in a refusal (a warning, an injected
 //! exception), goes to the general path ([`Fast::Slow`]) before anything was done. Why
@@ -17,9 +17,10 @@
 //! and takes the general path; the EL2 timer (time slice, emulated physical timer) too. What
 //! the exit itself may change is reported: an MMIO access whose device raised or lowered an
 //! interrupt line, kicked a vCPU or asked for backend work returns [`Fast::Changed`], and
-//! the run loop does its pre-entry work (vGIC flush, kicks) before re-entering. With a list
-//! register in use the model's state of those interrupts is only current after a sync, so a
-//! GIC register read could see stale state: MMIO then takes the general path.
+//! the run loop does its pre-entry work (vGIC flush, kicks) before re-entering (the flush
+//! folds loaded list registers into the model first). With a list register in use the
+//! model's state of those interrupts is only current after a sync, so a GIC register access
+//! could see stale state: such an access takes the general path.
 
 use el2_core::exit::{ec, DataAbort, ExitInfo, SysRegAccess};
 use el2_core::inject;
@@ -91,8 +92,8 @@ pub fn try_fast<H: ExitHost>(raw: &RawExit, ctx: &mut FastCtx<'_, H>, lrs_idle: 
         hvc(&info, ctx)
     } else if ec == ec::SYS64 {
         sysreg(&info, ctx)
-    } else if ec == ec::DABT_LOW && lrs_idle {
-        mmio(raw, &info, ctx)
+    } else if ec == ec::DABT_LOW {
+        mmio(raw, &info, ctx, lrs_idle)
     } else {
         Fast::Slow
     }
@@ -207,7 +208,12 @@ const DABT_S1PTW: u32 = 1 << 7;
 /// from the `ISS` (the fields `MmioAccess::from_abort` takes from a full `DataAbort`), for
 /// a translation fault (`DFSC` 0b0001LL, or level -1) only.
 #[inline(always)]
-fn mmio<H: ExitHost>(raw: &RawExit, info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
+fn mmio<H: ExitHost>(
+    raw: &RawExit,
+    info: &ExitInfo,
+    ctx: &mut FastCtx<'_, H>,
+    lrs_idle: bool,
+) -> Fast {
     let iss = info.iss();
     if iss & (DABT_ISV | DABT_CM | DABT_S1PTW) != DABT_ISV {
         return Fast::Slow;
@@ -231,6 +237,9 @@ fn mmio<H: ExitHost>(raw: &RawExit, info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -
         sf: bit(15),
         acquire_release: bit(14),
     };
+    if !lrs_idle && ctx.vm.mmio_needs_lr_sync(&acc) {
+        return Fast::Slow;
+    }
     let rt = acc.rt;
     let value = ctx.vcpu.regs.read(rt);
     let (outcome, changed) = ctx.vm.mmio_reporting(&acc, value);

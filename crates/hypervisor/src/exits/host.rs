@@ -73,6 +73,15 @@ pub trait Devices {
     fn mmio_reporting(&mut self, access: &MmioAccess, reg_value: u64) -> (MmioOutcome, bool) {
         (self.mmio(access, reg_value), true)
     }
+
+    /// Whether `access` needs the vCPU's list registers folded into the virtual GIC first:
+    /// a vGIC register whose value or effect depends on the state of interrupts the list
+    /// registers may hold (any other device, and a GICv2 `GICD_SGIR` write, which only
+    /// makes SGIs pending, do not). The default answers yes (always correct, never fast).
+    fn mmio_needs_lr_sync(&self, access: &MmioAccess) -> bool {
+        let _ = access;
+        true
+    }
 }
 
 /// The VM's virtual GIC, as the vCPU's exits reach it.

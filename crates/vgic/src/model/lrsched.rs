@@ -252,24 +252,28 @@ impl Vgic {
             return Ok(());
         }
         let empty = lrs.empty_mask();
-        let mut folded: [Option<u32>; MAX_LRS] = [None; MAX_LRS];
+        // LRs whose interrupt was folded (their `map` entry is taken in the second pass):
+        // a bit mask, not an array of INTIDs to build and zero on every exit.
+        let mut folded = 0u32;
         let mut new_used = 0;
-        for (i, slot) in folded.iter_mut().enumerate().take(used) {
+        for i in 0..used {
             let b = &mut self.vcpus[vcpu].lr;
-            if let Some((intid, src)) = b.map[i].take() {
-                let e = if empty & (1 << i) != 0 {
-                    LrEntry {
-                        state: LrState::Invalid,
-                        eoi_maint: false,
-                        ..b.shadow[i]
-                    }
+            if let Some((intid, src)) = b.map[i] {
+                let state = if empty & (1 << i) != 0 {
+                    // Empty in hardware: the guest is done with it. Updated in place (a
+                    // struct update of the 20-byte entry became a `memcpy` call).
+                    let e = &mut b.shadow[i];
+                    e.state = LrState::Invalid;
+                    e.eoi_maint = false;
+                    LrState::Invalid
                 } else {
                     self.stats.lr_reads += 1;
-                    lrs.read_lr(i)
+                    let e = lrs.read_lr(i);
+                    self.vcpus[vcpu].lr.shadow[i] = e;
+                    e.state
                 };
-                b.shadow[i] = e;
-                *slot = Some(intid);
-                self.fold(vcpu, intid, src, e.state);
+                folded |= 1 << i;
+                self.fold(vcpu, intid, src, state);
             }
             if !clean(&self.vcpus[vcpu].lr.shadow[i]) {
                 new_used = i + 1;
@@ -278,18 +282,23 @@ impl Vgic {
         let b = &mut self.vcpus[vcpu].lr;
         b.used = new_used;
         b.loaded = false;
-        for intid in folded[..used].iter().flatten() {
-            if let Some(irq) = self.irq_mut(vcpu, *intid) {
+        while folded != 0 {
+            let i = folded.trailing_zeros() as usize;
+            folded &= folded - 1;
+            let Some((intid, _)) = self.vcpus[vcpu].lr.map[i].take() else {
+                continue;
+            };
+            if let Some(irq) = self.irq_mut(vcpu, intid) {
                 irq.cpend_req = false;
                 irq.cpend_src = 0;
                 irq.act_req = None;
-                irq.owner = if irq.active && *intid >= NR_PRIVATE {
+                irq.owner = if irq.active && intid >= NR_PRIVATE {
                     Some(vcpu as u16)
                 } else {
                     None
                 };
             }
-            self.update(vcpu, *intid);
+            self.update(vcpu, intid);
         }
         self.kicks.remove(vcpu);
         Ok(())
