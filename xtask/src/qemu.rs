@@ -70,6 +70,9 @@ pub enum Boot {
         /// Firmware tables: ACPI only (`-M virt,acpi=on`) or the device tree only.
         acpi: bool,
     },
+    /// As [`Boot::Kernel`], but without `virtualization=on`: QEMU enters the image at EL1,
+    /// where it must refuse to start (scenario `el1-refused`).
+    KernelAtEl1,
 }
 
 impl QemuConfig {
@@ -77,7 +80,7 @@ impl QemuConfig {
     pub fn args(&self) -> Vec<OsString> {
         let mib = self.host_mem.div_ceil(1 << 20);
         let acpi = match &self.boot {
-            Boot::Kernel => "",
+            Boot::Kernel | Boot::KernelAtEl1 => "",
             Boot::Uefi { acpi: true, .. } => ",acpi=on",
             Boot::Uefi { acpi: false, .. } => ",acpi=off",
         };
@@ -85,12 +88,13 @@ impl QemuConfig {
             Some(p) => p.qemu_cpu(),
             None => self.cpu.qemu_arg().to_string(),
         };
+        let el2 = match self.boot {
+            Boot::KernelAtEl1 => "",
+            _ => ",virtualization=on",
+        };
         let mut args: Vec<OsString> = [
             "-M".to_string(),
-            format!(
-                "virt,virtualization=on,gic-version={}{acpi}",
-                self.gic.number()
-            ),
+            format!("virt{el2},gic-version={}{acpi}", self.gic.number()),
             "-cpu".into(),
             cpu,
             "-smp".into(),
@@ -131,7 +135,7 @@ impl QemuConfig {
             args.push("virtio-blk-device,drive=hd0".into());
         }
         match &self.boot {
-            Boot::Kernel => {
+            Boot::Kernel | Boot::KernelAtEl1 => {
                 args.push("-kernel".into());
                 args.push(self.kernel.clone().into());
                 args.push("-initrd".into());

@@ -112,6 +112,8 @@ struct ScenarioFile {
     uefi_grub: bool,
     acpi: Option<bool>,
     platform: Option<String>,
+    #[serde(default)]
+    el1: bool,
 }
 
 /// How the machine starts the hypervisor in a scenario (the default: QEMU `-kernel` at the
@@ -137,6 +139,9 @@ pub struct ScenarioBoot {
     pub acpi: bool,
     /// A server profile (`seattle`, `thunderx`): CPU model, MIDR, GIC, CPUs and UEFI.
     pub platform: Option<crate::platform::Platform>,
+    /// QEMU `-kernel` without `virtualization=on`: the image is entered at EL1 (and must
+    /// refuse to start).
+    pub el1: bool,
 }
 
 /// What a scenario boots.
@@ -330,6 +335,11 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
             "`load_offset` is for QEMU -kernel; under UEFI the firmware places the image".into(),
         );
     }
+    if f.el1
+        && (f.uefi || f.uefi_shell || f.uefi_grub || platform.is_some() || load_offset.is_some())
+    {
+        return Err("`el1` is for QEMU -kernel at the link address (the firmware paths have their own EL checks)".into());
+    }
     let cells = match (platform, f.cells) {
         (Some(p), None) => Some(vec![p.cell()]),
         (Some(p), Some(c)) if c != [p.cell()] => {
@@ -342,6 +352,7 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         (_, c) => c,
     };
     let boot = ScenarioBoot {
+        el1: f.el1,
         load_offset,
         host_mem,
         uefi: f.uefi || f.uefi_shell || f.uefi_grub || platform.is_some(),
@@ -521,7 +532,8 @@ pub fn check(run: &Run<'_>, outcome: Outcome, output: &str) -> Vec<String> {
         Outcome::Exited(code) => problems.extend(s.exit.mismatch(code)),
     }
     let backend_line = run.cell.backend_line();
-    if !output.contains(&backend_line) {
+    // Entered at EL1 the image refuses before it chooses a backend.
+    if !s.boot.el1 && !output.contains(&backend_line) {
         problems.push(format!("missing \"{backend_line}\""));
     }
     let mut pos = 0;
@@ -718,6 +730,20 @@ mod tests {
         )
         .unwrap_err();
         assert!(msg.contains("expected"), "{msg}");
+    }
+
+    #[test]
+    fn entered_at_el1() {
+        let s = parse_scenario("e", "guest = \"hello\"\nexit = 3\nel1 = true").unwrap();
+        assert!(s.boot.el1 && !s.boot.uefi);
+        for extra in [
+            "uefi = true",
+            "platform = \"seattle\"",
+            "load_offset = \"0x100000\"",
+        ] {
+            let text = format!("guest = \"hello\"\nexit = 3\nel1 = true\n{extra}");
+            assert!(parse_scenario("e", &text).is_err(), "{extra}");
+        }
     }
 
     #[test]

@@ -410,7 +410,11 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             initrd: package.path.clone(),
             disk: disk.clone(),
             net: package.net,
-            boot: qemu::Boot::Kernel,
+            boot: if s.boot.el1 {
+                qemu::Boot::KernelAtEl1
+            } else {
+                qemu::Boot::Kernel
+            },
             platform: s.boot.platform,
         };
         if s.boot.uefi {

@@ -18,12 +18,12 @@ pub extern "C" fn hv_refuse_below_el2(dtb_pa: u64, el: u64) -> ! {
     if let Some((info, _)) = discover::discover(dtb_pa, None) {
         if let Some(uart) = info.uart {
             let msg = if el == 1 {
-                "[hv] FATAL: entered at EL1, but this hypervisor runs at EL2: the boot loader or \
+                "[hv] refusing to start: entered at EL1, but this hypervisor runs at EL2: the boot loader or \
                  firmware must start it at EL2 (virtualization extensions on; QEMU: -M \
-                 virt,virtualization=on). Refusing to start.\n"
+                 virt,virtualization=on).\n"
             } else {
-                "[hv] FATAL: entered below EL2 (not at EL1 either), but this hypervisor runs at \
-                 EL2. Refusing to start.\n"
+                "[hv] refusing to start: entered below EL2 (not at EL1 either), but this hypervisor runs at \
+                 EL2.\n"
             };
             // SAFETY: the only CPU running, the console is not initialised, the MMU is off
             // and the UART's registers are reachable at their physical address.
