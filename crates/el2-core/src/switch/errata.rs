@@ -189,7 +189,7 @@ mod tests {
     fn par_becomes_hpfar_fipa() {
         // PA 0x8_1234_5000 (with attribute bits 63:56 and NS/SH set) -> FIPA = PA >> 12 << 4.
         let par = 0xff00_0000_0000_0000 | 0x8_1234_5000 | 0x380;
-        assert_eq!(par_to_hpfar(par), Some(0x8_1234_5 << 4));
+        assert_eq!(par_to_hpfar(par), Some(0x0081_2345 << 4));
         // The IPA the exit decoder rebuilds from it is the PA page.
         let hpfar = par_to_hpfar(par).unwrap();
         assert_eq!((hpfar & 0x0000_ffff_ffff_fff0) << 8, 0x8_1234_5000);
