@@ -73,7 +73,7 @@ fn bad_access(rng: &mut Rng) -> u32 {
             return if rng.below(2) == 0 {
                 c | 0x0d00_0b00 | u << 23 | fields | rng.below(256)
             } else {
-                c | 0x0c80_0b00 | rng.below(2) << 21 | fields | 2 * (1 + rng.below(4))
+                c | 0x0c80_0b00 | rng.below(2) << 21 | fields | (2 * (1 + rng.below(4)))
             };
         }
         // VLD1-4/VST1-4 through r9 (with or without writeback): multiple structures,

@@ -404,6 +404,13 @@ pub fn neon_insn(rng: &mut Rng) -> Vec<u32> {
                 | imm & 15;
             vec![nd(w, vreg(rng, q))]
         }
+        8 | 9 if rng.below(5) == 0 => {
+            // VCVT between single precision and 32-bit fixed point (1-32 fraction bits).
+            let op = 14 + rng.below(2);
+            let imm6 = 32 | rng.below(32);
+            let w = 0xf280_0010 | u << 24 | imm6 << 16 | op << 8 | qb;
+            vec![nm(nd(w, vreg(rng, q)), vreg(rng, q))]
+        }
         8 | 9 => {
             // Shifts by an immediate, same length.
             let op = [0, 1, 2, 3, 4, 5, 6, 7][rng.below(8) as usize];

@@ -5,8 +5,8 @@
 //! `neon_long`.
 //!
 //! UNDEFINED here (not implemented, counted by the tests as rejections if generated): the
-//! half-precision VCVT and the fixed-point VCVT of Advanced SIMD (VRECPS/VRSQRTS are here,
-//! VRECPE/VRSQRTE in `neon_misc` and `estimate`). Floating-point lanes use the "standard FPSCR value" (round to nearest,
+//! half-precision VCVT of Advanced SIMD (VRECPS/VRSQRTS are here, VRECPE/VRSQRTE in
+//! `neon_misc` and `estimate`, the fixed-point VCVT in `neon_shift`). Floating-point lanes use the "standard FPSCR value" (round to nearest,
 //! flush to zero, default NaN) and record exceptions in FPSCR's cumulative flags.
 
 use super::estimate;

@@ -1,8 +1,9 @@
 //! Advanced SIMD shifts by an immediate (ARM ARM A7.4.4): VSHR, VSRA, VRSHR, VRSRA, VSRI,
-//! VSHL, VSLI, VQSHL/VQSHLU, VSHRN/VRSHRN, VQSHRN/VQRSHRN/VQSHRUN/VQRSHRUN, VSHLL/VMOVL.
-//! The fixed-point VCVT of this group is UNDEFINED here (not implemented).
+//! VSHL, VSLI, VQSHL/VQSHLU, VSHRN/VRSHRN, VQSHRN/VQRSHRN/VQSHRUN/VQRSHRUN, VSHLL/VMOVL,
+//! and the fixed-point VCVT between single precision and 32-bit lanes.
 
 use super::neon::{dreg, int, lane, mask, sat, set_lane, shift_round};
+use super::softfloat::{self as sf, Ctx, F32};
 use super::{field, flag};
 use crate::cpu::{Cpu, Exception};
 use crate::exec::ExecResult;
@@ -148,6 +149,30 @@ impl Cpu {
                     set_lane(&mut r, 2 * e, i, v & mask(2 * e));
                 }
                 self.vset(d, 2, &r)?;
+            }
+            0b1110 | 0b1111 => {
+                // VCVT between single precision and 32-bit fixed point with `64 - imm6`
+                // fraction bits (bit 8: to fixed point, rounding towards zero; from fixed
+                // point rounds to nearest), under the standard FPSCR value.
+                if e != 32 || (b6 && (d | m) & 1 != 0) {
+                    return Err(Exception::Undefined);
+                }
+                let regs = 1 + b6 as usize;
+                let vm = self.vget(m, regs)?;
+                let mut r = [0u64; 4];
+                let mut c = Ctx::standard(self.fp.fpscr);
+                let fbits = right as u32;
+                for i in 0..2 * regs {
+                    let x = lane(&vm, 32, i);
+                    let v = if op == 0b1111 {
+                        sf::to_fixed(&mut c, F32, x, 32, fbits, u, true)
+                    } else {
+                        sf::from_fixed(&mut c, F32, x, 32, fbits, u, true)
+                    };
+                    set_lane(&mut r, 32, i, v);
+                }
+                self.vset(d, regs, &r)?;
+                self.fp.fpscr |= c.flags;
             }
             _ => return Err(Exception::Undefined),
         }

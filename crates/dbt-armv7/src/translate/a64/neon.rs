@@ -20,7 +20,7 @@
 //!
 //! `VRECPE/VRSQRTE` are A64's estimates (the same values). Not lowered (the interpreter
 //! runs them): `VRECPS/VRSQRTS` (ARMv7 rounds the product, A64's FRECPS/FRSQRTS are
-//! fused), fixed-point and half-precision `VCVT`, encodings that are UNDEFINED or UNPREDICTABLE (odd Q
+//! fused), half-precision `VCVT`, encodings that are UNDEFINED or UNPREDICTABLE (odd Q
 //! register numbers, reserved sizes, `VZIP`/`VUZP`/`VTRN` of a register with itself).
 
 use super::asm::Asm;
@@ -333,6 +333,18 @@ fn shift_imm(a: &mut Asm, w: u32) -> bool {
             let rd = out(V { q: false, n: d }, 0);
             a.put(simd_shift(false, u, immhb, opcode, rd, rm));
             commit(a, true, d, rd);
+        }
+        14 | 15 if !l => {
+            // VCVT between single precision and 32-bit fixed point: SCVTF/UCVTF and
+            // FCVTZS/FCVTZU (vector, fixed-point) with the same immh:immb.
+            if immhb < 32 || odd(q, &[d, m]) {
+                return false;
+            }
+            let opcode = if op == 15 { 0b11111 } else { 0b11100 };
+            let emit = move |a: &mut Asm, qq: bool, rd: u8, _rn: u8, rm: u8| {
+                a.put(simd_shift(qq, u, immhb, opcode, rd, rm))
+            };
+            std_fp(a, |a| lanewise(a, q, d, None, m, false, true, &emit));
         }
         10 if !l && !q => {
             if d & 1 == 1 {
