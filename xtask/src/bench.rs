@@ -415,11 +415,20 @@ pub fn run(
         };
         let runs = crate::bench_smp::run(&files, filter);
         println!("{}", crate::bench_smp::table(&runs));
-        return Ok(if runs.iter().all(|(_, _, r)| r.is_some()) {
-            0
-        } else {
-            1
-        });
+        let fair =
+            crate::bench_smp::fairness(ws, &objcopy, &qemu_path, &out_dir, &hv_bin, filter)?;
+        println!("{}", crate::bench_smp::fairness_table(&fair));
+        let balanced_fair = fair
+            .iter()
+            .filter(|(_, case, _)| !case.hv_words.contains("balance=off"))
+            .all(|(_, _, r)| r.as_ref().is_some_and(|f| f.fair()));
+        return Ok(
+            if runs.iter().all(|(_, _, r)| r.is_some()) && balanced_fair {
+                0
+            } else {
+                1
+            },
+        );
     }
     let mut results: Vec<(Cell, Results)> = Vec::new();
     let mut failed = 0;

@@ -335,10 +335,20 @@ pub fn run_captured(
     timeout: Duration,
     cap: usize,
 ) -> Result<Captured> {
+    run_captured_args(qemu, cfg.args(), timeout, cap)
+}
+
+/// [`run_captured`] with QEMU arguments given whole (a [`QemuConfig`]'s, amended).
+pub fn run_captured_args(
+    qemu: &Path,
+    args: Vec<OsString>,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Captured> {
     let (reader, writer) = std::io::pipe().io(|| "creating a pipe".into())?;
     let writer2 = writer.try_clone().io(|| "duplicating a pipe".into())?;
     let mut cmd = Command::new(qemu);
-    cmd.args(cfg.args())
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer2);

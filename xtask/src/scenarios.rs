@@ -114,6 +114,9 @@ struct ScenarioFile {
     platform: Option<String>,
     #[serde(default)]
     el1: bool,
+    hv_append: Option<String>,
+    #[serde(default)]
+    icount: bool,
 }
 
 /// How the machine starts the hypervisor in a scenario (the default: QEMU `-kernel` at the
@@ -142,6 +145,12 @@ pub struct ScenarioBoot {
     /// QEMU `-kernel` without `virtualization=on`: the image is entered at EL1 (and must
     /// refuse to start).
     pub el1: bool,
+    /// Words added to the hypervisor's command line (e.g. `place=0,0,0 balance=off`).
+    pub hv_append: Option<String>,
+    /// Run QEMU deterministically (`-icount shift=0`, one TCG thread: the bench's
+    /// `DETERMINISM_ARGS`), so virtual time counts instructions and a guest's measurements
+    /// in virtual time do not depend on the load of the machine running the test.
+    pub icount: bool,
 }
 
 /// What a scenario boots.
@@ -360,6 +369,8 @@ pub fn parse_scenario(name: &str, text: &str) -> std::result::Result<Scenario, S
         uefi_grub: f.uefi_grub,
         acpi: f.acpi.unwrap_or(platform.is_some()),
         platform,
+        hv_append: f.hv_append.filter(|a| !a.trim().is_empty()),
+        icount: f.icount,
     };
     Ok(Scenario {
         boot,
@@ -607,6 +618,18 @@ mod tests {
         assert_eq!(s.expect, ["hello: PASS"]);
         assert_eq!(s.forbid, ["panic"]);
         assert_eq!(s.cells, None);
+        assert_eq!((s.boot.hv_append.as_deref(), s.boot.icount), (None, false));
+    }
+
+    #[test]
+    fn hypervisor_words_and_icount() {
+        let s = parse_scenario(
+            "fair",
+            "guest = \"smp\"\nexit = \"zero\"\nhv_append = \"place=0,0 balance=off\"\nicount = true",
+        )
+        .unwrap();
+        assert_eq!(s.boot.hv_append.as_deref(), Some("place=0,0 balance=off"));
+        assert!(s.boot.icount);
     }
 
     #[test]

@@ -123,8 +123,15 @@ pub fn reproduce_command(run: &Run<'_>) -> String {
     if let Some(net) = s.net {
         args.extend(["--net".into(), net.name().into()]);
     }
+    let mut extra = String::new();
+    if let Some(words) = &s.boot.hv_append {
+        extra.push_str(&format!(" (with hypervisor words '{words}' on -append)"));
+    }
+    if s.boot.icount {
+        extra.push_str(" (with QEMU -icount shift=0,sleep=off -accel tcg,thread=single)");
+    }
     format!(
-        "{}{}",
+        "{}{}{extra}",
         seed_prefix(s),
         build::show_command("cargo xtask", &args)
     )
@@ -383,6 +390,31 @@ fn prepare(ws: &Workspace, runs: &[Run<'_>]) -> Result<Prepared> {
     Ok(Prepared { qemu, packages })
 }
 
+/// The hypervisor's command line in a scenario: the cell's, plus the scenario's `hv_append`.
+fn hypervisor_cmdline(cfg: &QemuConfig, s: &Scenario) -> String {
+    match &s.boot.hv_append {
+        Some(extra) => format!("{} {extra}", cfg.hypervisor_cmdline()),
+        None => cfg.hypervisor_cmdline(),
+    }
+}
+
+/// QEMU's arguments in a scenario: the machine's, with the scenario's hypervisor words on
+/// the `-append` command line and, with `icount`, the bench's determinism arguments and
+/// fixed device tree.
+fn scenario_args(cfg: &QemuConfig, s: &Scenario) -> Vec<std::ffi::OsString> {
+    let mut args = cfg.args();
+    if let Some(i) = args.iter().position(|a| a == "-append") {
+        if let Some(line) = args.get_mut(i + 1) {
+            *line = hypervisor_cmdline(cfg, s).into();
+        }
+    }
+    if s.boot.icount {
+        args = crate::bench::fixed_dtb(args);
+        args.extend(crate::bench::DETERMINISM_ARGS.iter().map(Into::into));
+    }
+    args
+}
+
 /// Runs every selected (scenario, cell) under QEMU, one after the other.
 fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
     for run in runs {
@@ -421,7 +453,7 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             let esp = package
                 .path
                 .with_extension(format!("{}.esp", run.cell.name().replace('/', "-")));
-            let cmdline = cfg.hypervisor_cmdline();
+            let cmdline = hypervisor_cmdline(&cfg, s);
             let written = if s.boot.uefi_grub {
                 crate::uefi::write_grub_esp(&esp, &package.kernel, &package.path, &cmdline)
             } else if s.boot.uefi_shell {
@@ -440,7 +472,12 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
             };
         }
         let start = Instant::now();
-        let result = qemu::run_captured(&p.qemu, &cfg, Duration::from_secs(s.timeout), OUTPUT_CAP);
+        let result = qemu::run_captured_args(
+            &p.qemu,
+            scenario_args(&cfg, s),
+            Duration::from_secs(s.timeout),
+            OUTPUT_CAP,
+        );
         let secs = start.elapsed().as_secs_f64();
         match result {
             Err(e) => {

@@ -8,6 +8,7 @@
 
 extern crate alloc;
 
+pub mod balance;
 pub mod bootargs;
 pub mod dbt_runtime;
 pub mod devices;

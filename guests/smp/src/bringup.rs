@@ -35,7 +35,11 @@ fn secondary(_arg: usize) {
     say!("cpu {} up, MPIDR={:#x}", smp::this_cpu(), smp::this_mpidr());
     UP.fetch_add(1, Ordering::AcqRel);
     shared::wait_phase(Phase::Work);
-    workload::work(smp::this_cpu());
+    if crate::fairness::ENABLED.load(Ordering::Acquire) {
+        crate::fairness::spin(smp::this_cpu());
+    } else {
+        workload::work(smp::this_cpu());
+    }
     DONE.fetch_add(1, Ordering::AcqRel);
     shared::wait_phase(Phase::Off);
 }

@@ -4,11 +4,14 @@
 //! one. Prints `smp: PASS` and calls SYSTEM_OFF, or `smp: FAIL <what>` and SYSTEM_RESET.
 //!
 //! Bootargs: `oversub` only changes a report line (the hypervisor runs more vCPUs than
-//! physical CPUs; the guest does the same work).
+//! physical CPUs; the guest does the same work). `fair` replaces the PSCI checks and the
+//! workload with the fairness measurement (`fairness.rs`): every CPU counts its progress in
+//! one window of virtual time, and each share must be within 10 % of equal.
 #![no_std]
 #![no_main]
 
 mod bringup;
+mod fairness;
 mod psci_checks;
 mod shared;
 mod workload;
@@ -50,6 +53,14 @@ fn main(dtb: usize) -> ! {
         fail(format_args!("boot MPIDR {me:#x} is not in /cpus"));
     }
 
+    if plat.bootarg("fair") {
+        fairness::ENABLED.store(true, core::sync::atomic::Ordering::Release);
+        let started = bringup::start_all(&plat);
+        fairness::run(started.count());
+        bringup::stop_all(&started);
+        say!("PASS");
+        psci::system_off()
+    }
     let started = bringup::start_all(&plat);
     psci_checks::while_running(&plat, &started);
     workload::run(started.count());

@@ -35,6 +35,9 @@ pub struct PerCpu {
     /// since it was put (its memory copy is identical), 0 if none. EL2 code never touches
     /// FP/SIMD (softfloat target), so only another vCPU's FP restore changes them.
     pub fp_owner: AtomicUsize,
+    /// Another CPU moved a vCPU onto this CPU's run queue since this CPU last picked one
+    /// (load balancing): a vCPU running here without a time slice must start one.
+    pub resched: AtomicBool,
     /// This CPU's list-register backend (only this CPU uses it).
     pub lrs: spin::Mutex<Option<super::lrs::HostLrs>>,
 }
@@ -57,6 +60,7 @@ pub fn init_all(mpidrs: &[u64]) {
                     online: AtomicBool::new(false),
                     slice_end: AtomicU64::new(0),
                     fp_owner: AtomicUsize::new(0),
+                    resched: AtomicBool::new(false),
                     lrs: spin::Mutex::new(None),
                 }))
             })

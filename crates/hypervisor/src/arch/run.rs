@@ -189,7 +189,10 @@ fn wait_loaded(
         if host.vm.ended.load(Ordering::Acquire) || vcpu.power() != Power::On {
             return false;
         }
-        if host.slice_end.is_some() && sched::others_runnable(host.thread) {
+        // Unsliced, the CPU is shared once load balancing moved a vCPU here.
+        if (host.slice_end.is_some() || sched::resched_pending())
+            && sched::others_runnable(host.thread)
+        {
             return false;
         }
         // What the scheduler would wake it for (`sched::runnable` of a put vCPU): a kick, or

@@ -332,7 +332,13 @@ fn main_with_mmu(
         reset: args.reset,
         specs,
     });
-    sched::init(vms);
+    sched::init(
+        vms,
+        sched::SchedOptions {
+            balance: args.balance,
+            place: args.place,
+        },
+    );
     if let Some(intid) = info.uart_intid {
         sched::enable_console_input(intid);
     }

@@ -289,6 +289,7 @@ impl VendorCalls for VcpuHost<'_> {
 
     fn vendor_call(&mut self, function_id: u32, x1: u64, x2: u64) -> Option<i64> {
         dirty_log::call(self.vm, function_id, x1, x2)
+            .or_else(|| sched::vendor_call(self.thread, function_id))
     }
 }
 
@@ -327,6 +328,10 @@ impl Scheduling for VcpuHost<'_> {
 
     fn slice_over(&mut self) -> bool {
         let Some(end) = self.slice_end else {
+            // Load balancing moved another vCPU to this CPU: share it from now on.
+            if sched::take_resched() {
+                self.slice_end = Some(timer::now() + timer::us_to_ticks(sched::TIME_SLICE_US));
+            }
             return false;
         };
         let now = timer::now();

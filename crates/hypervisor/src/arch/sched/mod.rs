@@ -1,24 +1,34 @@
-//! The EL2 scheduler: every vCPU is a thread owned by one physical CPU. With at most one
-//! vCPU per physical CPU the assignment is a static 1:1 pinning (lowest latency, like a
-//! partitioning hypervisor); when vCPUs outnumber CPUs, each CPU round-robins its vCPUs
-//! with a fixed time slice enforced by the EL2 physical timer. A vCPU in WFI is not
-//! runnable until something kicks it (PSCI `CPU_ON`, an interrupt for it, a timer).
-//! Cross-CPU kicks are physical SGIs.
+//! The EL2 scheduler: every vCPU is a thread on the run queue of one physical CPU. With at
+//! most one vCPU per physical CPU the assignment is a 1:1 pinning (lowest latency, like a
+//! partitioning hypervisor); when vCPUs outnumber CPUs, each CPU round-robins the vCPUs of
+//! its queue with a fixed time slice enforced by the EL2 physical timer, and load balancing
+//! (`balance.rs`) moves vCPUs between the queues: at the end of a time slice a CPU pushes
+//! waiting vCPUs to less loaded CPUs, and a CPU with nothing to run steals one. A vCPU in WFI
+//! is not runnable until something kicks it (PSCI `CPU_ON`, an interrupt for it, a timer).
+//! Cross-CPU kicks are physical SGIs to the CPU whose queue holds the vCPU (`Vcpu::owner`).
+//!
+//! The hot paths (exits, kicks, `WFI` waits) touch only the running CPU's own queue or
+//! per-vCPU atomics; other CPUs' queues are read and locked only at slice ends and in idle.
 //!
 //! Above the VMs and below the run loop: the loop each physical CPU runs (`cpu_loop.rs`)
 //! picks a vCPU here and runs it with `run.rs`.
 
+mod balance;
+
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 
 use el2_core::mmio::MmioEvents;
 use vgic::Vgic;
 
 use super::vgic_glue::vcpus_of;
-use super::vm::{Power, Vm, VmEnd};
+use super::vm::{Power, Vcpu, Vm, VmEnd};
 use super::{gic, percpu, power, timer};
+use crate::bootargs::Placement;
+
+pub use balance::{balance_after_slice, resched_pending, take_resched};
 
 /// Length of a time slice when a CPU multiplexes several vCPUs.
 pub const TIME_SLICE_US: u64 = 10_000;
@@ -30,22 +40,90 @@ pub struct Thread {
     pub vm: Arc<Vm>,
     /// Index of the vCPU in the VM.
     pub vcpu: usize,
+    /// How long it has held a physical CPU (shared by the clones of the thread).
+    clock: Arc<RunClock>,
+}
+
+/// Physical-counter time a vCPU has held a physical CPU (from its pick to the return of its
+/// run loop, `WFI` waits while still loaded included): what the scheduler gave it.
+#[derive(Default)]
+struct RunClock {
+    /// Ticks of the runs that ended.
+    total: AtomicU64,
+    /// Counter value at which the current run started (0: not running).
+    since: AtomicU64,
+}
+
+/// Vendor-specific hypervisor service (SMCCC owner 6, SMC64 fast call), function 6: returns
+/// in x0 how many physical-counter ticks the calling vCPU has held a physical CPU so far
+/// (its run time; elapsed time minus this is what it waited for a CPU). Lets a guest see
+/// the share of the machine the scheduler gives each of its vCPUs.
+pub const HV_RUN_TIME: u32 = 0xc600_0006;
+
+/// The hypervisor's vendor calls served by the scheduler ([`HV_RUN_TIME`]) for `thread`,
+/// the calling vCPU: the result for x0, or `None` for another function.
+pub fn vendor_call(thread: &Thread, function_id: u32) -> Option<i64> {
+    (function_id == HV_RUN_TIME).then(|| thread.run_ticks() as i64)
+}
+
+impl Thread {
+    /// Its vCPU.
+    pub fn vcpu(&self) -> &Vcpu {
+        &self.vm.vcpus[self.vcpu]
+    }
+
+    /// The identity of the vCPU: the address of its `Vcpu` (also its FP/SIMD owner tag,
+    /// `PerCpu::fp_owner`).
+    pub fn id(&self) -> usize {
+        self.vcpu() as *const Vcpu as usize
+    }
+
+    /// Counter ticks it has held a physical CPU, the current run included.
+    pub fn run_ticks(&self) -> u64 {
+        let since = self.clock.since.load(Ordering::Acquire);
+        let current = if since == 0 {
+            0
+        } else {
+            timer::now().saturating_sub(since)
+        };
+        self.clock.total.load(Ordering::Acquire) + current
+    }
+}
+
+/// What a CPU's run-queue lock protects.
+struct Queue {
+    /// The vCPUs this CPU schedules.
+    threads: Vec<Thread>,
+    /// The one this CPU picked and runs now ([`Thread::id`]); never moved to another CPU.
+    running: Option<usize>,
 }
 
 struct CpuQueue {
-    threads: Mutex<Vec<Thread>>,
+    queue: Mutex<Queue>,
     cursor: AtomicUsize,
+}
+
+/// How the scheduler was asked to place and move vCPUs (the `balance=` and `place=` words
+/// of the hypervisor's command line).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SchedOptions {
+    /// Move vCPUs between CPUs.
+    pub balance: bool,
+    /// Where each vCPU starts.
+    pub place: Placement,
 }
 
 struct Scheduler {
     queues: Vec<CpuQueue>,
     vms: Vec<Arc<Vm>>,
+    balance: bool,
 }
 
 static SCHED: Once<Scheduler> = Once::new();
 
-/// Distributes all vCPUs of `vms` over the online CPUs and records the VMs. Boot CPU, once.
-pub fn init(vms: Vec<Arc<Vm>>) {
+/// Distributes all vCPUs of `vms` over the online CPUs (as `opts.place` asks, else round
+/// robin) and records the VMs. Boot CPU, once.
+pub fn init(vms: Vec<Arc<Vm>>, opts: SchedOptions) {
     let online: Vec<usize> = percpu::all()
         .iter()
         .filter(|c| c.online.load(Ordering::Acquire))
@@ -54,41 +132,67 @@ pub fn init(vms: Vec<Arc<Vm>>) {
     let ncpus = percpu::all().len().max(1);
     let queues: Vec<CpuQueue> = (0..ncpus)
         .map(|_| CpuQueue {
-            threads: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queue {
+                threads: Vec::new(),
+                running: None,
+            }),
             cursor: AtomicUsize::new(0),
         })
         .collect();
-    let mut n = 0;
+    let (mut threads, mut spread) = (0, 0);
     for vm in &vms {
         for (i, v) in vm.vcpus.iter().enumerate() {
-            let cpu = online[n % online.len()];
-            n += 1;
-            v.owner.store(cpu + 1, Ordering::Release);
-            queues[cpu].threads.lock().push(Thread {
+            let cpu = match opts.place.cpu_for(threads).filter(|c| online.contains(c)) {
+                Some(c) => c,
+                None => {
+                    spread += 1;
+                    online[(spread - 1) % online.len()]
+                }
+            };
+            threads += 1;
+            v.owner.store(cpu + 1, Ordering::SeqCst);
+            queues[cpu].queue.lock().threads.push(Thread {
                 vm: vm.clone(),
                 vcpu: i,
+                clock: Arc::default(),
             });
         }
     }
-    let threads = n;
+    let per_cpu: Vec<usize> = online
+        .iter()
+        .map(|&c| queues[c].queue.lock().threads.len())
+        .collect();
     crate::hv_log!(
-        "scheduler: {threads} vCPU(s) on {} CPU(s): {}",
+        "scheduler: {threads} vCPU(s) on {} CPU(s): {}; vCPUs per CPU {:?}{}; load balancing {}",
         online.len(),
         if threads <= online.len() {
             "pinned 1:1"
         } else {
             "time-sliced round robin"
-        }
+        },
+        per_cpu,
+        if opts.place.is_empty() {
+            ""
+        } else {
+            " (place=)"
+        },
+        if opts.balance { "on" } else { "off" }
     );
-    SCHED.call_once(|| Scheduler { queues, vms });
+    SCHED.call_once(|| Scheduler {
+        queues,
+        vms,
+        balance: opts.balance,
+    });
 }
 
 /// Kicks a vCPU: it re-evaluates WFI, and the CPU that owns it is interrupted (if it is
 /// another CPU) so it notices at once.
 pub fn kick(vm: &Vm, vcpu: usize) {
     let Some(v) = vm.vcpus.get(vcpu) else { return };
-    v.wake.store(true, Ordering::Release);
-    kick_cpu(v.owner.load(Ordering::Acquire).wrapping_sub(1));
+    v.wake.store(true, Ordering::SeqCst);
+    // SeqCst against the owner change of a migration (`balance::migrate`): a kick that still
+    // reads the old owner set `wake` before the move, and the new CPU sees it when it picks.
+    kick_cpu(v.owner.load(Ordering::SeqCst).wrapping_sub(1));
 }
 
 /// Interrupts physical CPU `index` (no-op for the current CPU).
@@ -267,8 +371,9 @@ fn runnable(t: &Thread) -> bool {
 /// CPU wakes for it.
 fn arm_for_blocked(q: &CpuQueue) {
     let earliest = q
-        .threads
+        .queue
         .lock()
+        .threads
         .iter()
         .filter(|t| !t.vm.ended.load(Ordering::Acquire))
         .map(|t| t.vm.vcpus[t.vcpu].wake_at.load(Ordering::Acquire))
@@ -336,6 +441,18 @@ pub fn pick_next() -> Option<(Thread, bool)> {
     pick(&sched.queues[percpu::current().index])
 }
 
+/// `thread`, which [`pick_next`] returned, has left this CPU (`run::run_vcpu` returned): its
+/// run time is counted, and it may be moved again.
+pub fn ran(thread: &Thread) {
+    let since = thread.clock.since.swap(0, Ordering::AcqRel);
+    if since != 0 {
+        let ticks = timer::now().saturating_sub(since);
+        thread.clock.total.fetch_add(ticks, Ordering::AcqRel);
+    }
+    let Some(sched) = SCHED.get() else { return };
+    sched.queues[percpu::current().index].queue.lock().running = None;
+}
+
 /// Nothing to run on this CPU: the boot CPU ends the machine once every VM has stopped;
 /// otherwise waits (with the EL2 timer armed for the earliest blocked vCPU's timers) for an
 /// interrupt.
@@ -345,13 +462,19 @@ pub fn idle() {
         if me.index == 0 && machine_done(sched) {
             finish_machine(sched);
         }
+        if sched.balance && balance::steal(sched, me.index) {
+            return; // the caller picks the stolen vCPU
+        }
         arm_for_blocked(&sched.queues[me.index]);
     }
     wait_for_interrupt();
 }
 
 fn pick(q: &CpuQueue) -> Option<(Thread, bool)> {
-    let threads = q.threads.lock();
+    // Whatever another CPU moved here is seen now.
+    percpu::current().resched.store(false, Ordering::Relaxed);
+    let mut queue = q.queue.lock();
+    let threads = &queue.threads;
     let n = threads.len();
     let start = q.cursor.load(Ordering::Relaxed);
     for k in 0..n {
@@ -363,7 +486,10 @@ fn pick(q: &CpuQueue) -> Option<(Thread, bool)> {
                 .filter(|t| !t.vm.ended.load(Ordering::Acquire))
                 .count()
                 > 1;
-            return Some((threads[i].clone(), shared));
+            let t = threads[i].clone();
+            queue.running = Some(t.id());
+            t.clock.since.store(timer::now().max(1), Ordering::Release);
+            return Some((t, shared));
         }
     }
     None
@@ -375,8 +501,9 @@ pub fn others_runnable(current: &Thread) -> bool {
         return false;
     };
     let q = &sched.queues[percpu::current().index];
-    let threads = q.threads.lock();
-    threads
+    let queue = q.queue.lock();
+    queue
+        .threads
         .iter()
         .any(|t| !(Arc::ptr_eq(&t.vm, &current.vm) && t.vcpu == current.vcpu) && runnable(t))
 }
@@ -394,6 +521,9 @@ fn machine_done(s: &Scheduler) -> bool {
 
 fn finish_machine(s: &Scheduler) -> ! {
     super::log::report_suppressed();
+    if s.balance {
+        crate::hv_log!("scheduler: {} vCPU move(s) between CPUs", balance::moves());
+    }
     super::errata_boot::report();
     let mut status = 0;
     for vm in &s.vms {
