@@ -135,25 +135,14 @@ impl<const VHE: bool> WorldSwitch for Switch<VHE> {
 /// As for [`WorldSwitch::run`]: `vcpu` is the vCPU last loaded on this CPU.
 #[inline(always)]
 pub unsafe fn run_loaded(vcpu: &mut VcpuContext) -> RawExit {
-    loop {
-        // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed
-        // them since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives
-        // the call.
-        let kind = exit_kind(unsafe { entry::enter_guest(&mut vcpu.regs) });
-        let esr = ESR_EL2.get();
-        let far = FAR_EL2.get();
-        // Arm 834220: the IPA of an abort may have to come from the guest's stage 1; when
-        // that does not map `far` the guest takes its own fault on re-entry.
-        let sync = kind == ExitKind::Sync;
-        let Some(hpfar) = errata::hpfar_for_abort(sync, esr, far, || HPFAR_EL2.get()) else {
-            continue;
-        };
-        return RawExit {
-            kind,
-            esr,
-            far,
-            hpfar,
-        };
+    // SAFETY: vcpu_load configured EL1 and EL2 for this vCPU and nothing has changed them
+    // since; VBAR_EL2 points at the vectors (set at boot); `vcpu.regs` outlives the call.
+    let kind = unsafe { entry::enter_guest(&mut vcpu.regs) };
+    RawExit {
+        kind: exit_kind(kind),
+        esr: ESR_EL2.get(),
+        far: FAR_EL2.get(),
+        hpfar: HPFAR_EL2.get(),
     }
 }
 

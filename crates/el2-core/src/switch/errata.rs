@@ -9,9 +9,10 @@
 //!   stage-1 fault, with an `HPFAR_EL2` that does not hold the faulting IPA. On an instruction
 //!   or data abort from the guest that is a translation, access-flag or permission fault and
 //!   not on a stage-1 walk (`ESR_EL2.ISS.S1PTW` = 0), the IPA is taken from `AT S1E1R` +
-//!   `PAR_EL1` instead ([`hpfar_for_abort`]); when that walk fails the guest's own stage 1
-//!   does not map the address, and the guest is re-entered to take its stage-1 fault (as
-//!   KVM's `__get_fault_info` / `__translate_far_to_hpfar`).
+//!   `PAR_EL1` instead ([`fix_abort_hpfar`], called by the embedder's abort handlers only);
+//!   when that walk fails the guest's own stage 1 does not map the address, and the guest
+//!   is re-entered to take its stage-1 fault (as KVM's `__get_fault_info` /
+//!   `__translate_far_to_hpfar`).
 //! - [`SPECULATIVE_AT`] — Arm Cortex-A57 1319367: a speculative `AT` at EL2 while the EL1
 //!   translation registers and `VTTBR_EL2` belong to different contexts can leave a
 //!   corrupted TLB entry. The non-VHE `vcpu_load` therefore first blocks EL1 walks
@@ -124,21 +125,30 @@ pub const fn par_to_hpfar(par: u64) -> Option<u64> {
     Some((par & 0x0000_ffff_ffff_f000) >> 8)
 }
 
-#[cfg(target_arch = "aarch64")]
-/// `HPFAR_EL2` for the exit with syndrome `esr` and `FAR_EL2` = `far` (`sync`: a synchronous
-/// exit, else `esr` is stale): read from the register, or on a CPU with 834220 and an abort
-/// it can misreport, computed from `AT S1E1R far` (`PAR_EL1` is the guest's and is kept).
-/// `None`: that walk failed, re-enter the guest.
+/// Arm 834220, for the exit handlers of a guest abort with syndrome `esr` and `FAR_EL2` =
+/// `far` whose `HPFAR_EL2` value is `*hpfar`: on a CPU with the erratum and an abort it can
+/// misreport, replaces `*hpfar` with the IPA `AT S1E1R far` finds (`PAR_EL1` is the guest's
+/// and is kept). Returns `false` when that walk fails: the guest's own stage 1 does not map
+/// `far`, and the guest must be re-entered unchanged to take its stage-1 fault. Only the
+/// abort paths call this, so other exits pay nothing.
 #[inline(always)]
-pub fn hpfar_for_abort(
-    sync: bool,
-    esr: u64,
-    far: u64,
-    read_hpfar: impl FnOnce() -> u64,
-) -> Option<u64> {
-    if !enabled(AT_FOR_HPFAR) || !sync || !abort_needs_at(esr) {
-        return Some(read_hpfar());
+pub fn fix_abort_hpfar(esr: u64, far: u64, hpfar: &mut u64) -> bool {
+    if !enabled(AT_FOR_HPFAR) || !abort_needs_at(esr) {
+        return true;
     }
+    match translate_far(far) {
+        Some(h) => {
+            *hpfar = h;
+            true
+        }
+        None => false,
+    }
+}
+
+/// `AT S1E1R far` in the loaded guest's EL1&0 regime, as an `HPFAR_EL2` value.
+#[cfg(target_arch = "aarch64")]
+#[inline(never)]
+fn translate_far(far: u64) -> Option<u64> {
     let saved = PAR_EL1.get();
     // SAFETY: AT S1E1R only translates `far` in the guest's EL1&0 regime (loaded by
     // vcpu_load) and writes PAR_EL1, which is restored below; executed at EL2 a stage-2
@@ -152,6 +162,13 @@ pub fn hpfar_for_abort(
         AT_RETRIED.fetch_add(1, Ordering::Relaxed);
     }
     hpfar
+}
+
+/// Without AArch64 (host tests of the exit handlers) there is no guest stage 1 to walk:
+/// the reported value stands.
+#[cfg(not(target_arch = "aarch64"))]
+fn translate_far(_far: u64) -> Option<u64> {
+    None
 }
 
 #[cfg(test)]

@@ -222,8 +222,14 @@ fn mmio<H: ExitHost>(
     if dfsc & 0x3c != 0x04 && dfsc != 0x2b {
         return Fast::Slow;
     }
+    // Arm 834220: HPFAR_EL2 may be wrong; a guest stage 1 that does not map FAR means the
+    // guest takes its own fault when re-entered.
+    let mut hpfar = info.hpfar;
+    if !el2_core::switch::errata::fix_abort_hpfar(info.esr, info.far, &mut hpfar) {
+        return Fast::Done;
+    }
     // IPA = HPFAR_EL2.FIPA << 12 | FAR_EL2[11:0].
-    let ipa = ((info.hpfar & 0x0000_ffff_ffff_fff0) << 8) | (info.far & 0xfff);
+    let ipa = ((hpfar & 0x0000_ffff_ffff_fff0) << 8) | (info.far & 0xfff);
     if ctx.vm.ram_contains(ipa) {
         return Fast::Slow;
     }

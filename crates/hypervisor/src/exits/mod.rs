@@ -153,7 +153,15 @@ impl<'a, H: ExitHost> ExitCtx<'a, H> {
 /// `ESR_EL2.EC`, a physical interrupt or an SError through `irq.rs`.
 pub fn handle<H: ExitHost>(ctx: &mut ExitCtx<'_, H>) -> Outcome {
     match ctx.kind {
-        ExitKind::Sync => table::handler::<H>(ctx.info.ec())(ctx),
+        ExitKind::Sync => {
+            // Arm 834220: an abort's HPFAR_EL2 may be wrong; when the guest's stage 1 does
+            // not map FAR the guest is re-entered unchanged to take its own fault.
+            let i = &mut ctx.info;
+            if !el2_core::switch::errata::fix_abort_hpfar(i.esr, i.far, &mut i.hpfar) {
+                return Outcome::Emulated;
+            }
+            table::handler::<H>(ctx.info.ec())(ctx)
+        }
         ExitKind::Irq | ExitKind::Fiq => irq::host_irq(ctx),
         ExitKind::SError => irq::serror(ctx),
     }
