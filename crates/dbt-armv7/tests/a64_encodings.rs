@@ -588,6 +588,10 @@ fn fp_simd_encodings_match_llvm_objdump() {
             "fmov v3.2s, #1.00000000",
         ),
         (simd_modimm(true, 0b1001, 0x01, 9), "bic v9.4h, #0x1"),
+        (fcvtz_fixed(false, true, 16, 1, 16), "fcvtzs w16, s1, #0x10"),
+        (fcvtz_fixed(true, false, 16, 9, 32), "fcvtzu w16, d9, #0x20"),
+        (cvtf_fixed(false, true, 0, 16, 1), "scvtf s0, w16, #0x1"),
+        (cvtf_fixed(true, false, 8, 16, 7), "ucvtf d8, w16, #0x7"),
     ];
     let words: Vec<u32> = cases.iter().map(|(w, _)| *w).collect();
     let lines = disassemble(&words);

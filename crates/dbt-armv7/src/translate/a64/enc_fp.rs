@@ -345,3 +345,18 @@ pub fn simd_modimm(op: bool, cmode: u32, imm8: u32, rd: u8) -> u32 {
         | (imm8 & 0x1f) << 5
         | rd as u32
 }
+
+/// `FCVTZS`/`FCVTZU Wd, Sn|Dn, #fbits` (scalar to 32-bit fixed point, towards zero).
+pub fn fcvtz_fixed(dp: bool, signed: bool, rd: u8, rn: u8, fbits: u32) -> u32 {
+    debug_assert!((1..=32).contains(&fbits));
+    let op = if signed { 0x1e18_0000 } else { 0x1e19_0000 };
+    op | (dp as u32) << 22 | (64 - fbits) << 10 | rdn(rd, rn)
+}
+
+/// `SCVTF`/`UCVTF Sd|Dd, Wn, #fbits` (32-bit fixed point to floating point, FPCR
+/// rounding).
+pub fn cvtf_fixed(dp: bool, signed: bool, rd: u8, rn: u8, fbits: u32) -> u32 {
+    debug_assert!((1..=32).contains(&fbits));
+    let op = if signed { 0x1e02_0000 } else { 0x1e03_0000 };
+    op | (dp as u32) << 22 | (64 - fbits) << 10 | rdn(rd, rn)
+}

@@ -32,7 +32,7 @@ use super::enc::{self, AddSub, Ls};
 use super::enc_fp::*;
 use super::gen::mov32;
 use super::lower::Lowered;
-use super::{STATE, T_ADDR, T_OP2};
+use super::{STATE, T_ADDR, T_OP2, T_RES};
 use crate::decode::{Insn, Op, VfpKind};
 use crate::translate::state::{OFF_FP, OFF_FPSCR, OFF_HOST_D};
 
@@ -372,8 +372,52 @@ fn other(a: &mut Asm, w: u32, dp: bool, d: u32, m: u32) -> bool {
                 commit(a, false, sd, 0);
             }
         }
+        0b1010 | 0b1011 | 0b1110 | 0b1111 => return fixed(a, w, dp, d),
         _ => return false,
     }
+    true
+}
+
+/// VCVT between floating point and fixed point, in place in `Vd` (`fbits` = size -
+/// `imm4:i`): to fixed point (rounding towards zero) with 32-bit results in an S register
+/// as FCVTZS/FCVTZU (scalar, fixed-point) to a core register; from 16- or 32-bit fixed
+/// point (the low bits of Sd, or of Dd's low word), extended, as SCVTF/UCVTF (scalar,
+/// fixed-point) rounding to nearest. 16-bit results (saturated to 16 bits) and the
+/// 64-bit extension a double-precision destination needs stay in the interpreter.
+fn fixed(a: &mut Asm, w: u32, dp: bool, d: u32) -> bool {
+    let to_fixed = flag(w, 18);
+    let unsigned = flag(w, 16);
+    let size = if flag(w, 7) { 32 } else { 16 };
+    let imm = field(w, 3, 0) << 1 | flag(w, 5) as u32;
+    if imm >= size || (to_fixed && (size != 32 || dp)) {
+        return false; // (no fraction bits: rare, and not A64's fixed-point form)
+    }
+    let fbits = size - imm;
+    if to_fixed {
+        let rm = src(a, false, d, 1);
+        a.put(fcvtz_fixed(dp, !unsigned, T_ADDR, rm, fbits));
+        core_to_s(a, d, T_ADDR);
+        return true;
+    }
+    // The fixed-point value: Sd, or the low word of Dd (S register 2d).
+    s_to_core(a, T_ADDR, if dp { 2 * d } else { d });
+    if size == 16 {
+        a.put(if unsigned {
+            enc::w_ubfm(T_ADDR, T_ADDR, 0, 15)
+        } else {
+            enc::w_sbfm(T_ADDR, T_ADDR, 0, 15)
+        });
+    }
+    let rd = dst(dp, d, 0);
+    // Always rounded to nearest (the ARM ARM's FixedToFP with round_nearest, whatever
+    // FPSCR.RMode says): FPCR.RMode cleared around the conversion.
+    let (r, s) = enc::logic_imm32(!0x00c0_0000).expect("a run of ones");
+    a.put(mrs_fpcr(T_OP2));
+    a.put(enc::w_logic_imm(enc::Logic::And, T_RES, T_OP2, r, s));
+    a.put(msr_fpcr(T_RES));
+    a.put(cvtf_fixed(dp, !unsigned, rd, T_ADDR, fbits));
+    a.put(msr_fpcr(T_OP2));
+    commit(a, dp, d, rd);
     true
 }
 
