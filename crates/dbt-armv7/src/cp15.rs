@@ -1,4 +1,4 @@
-//! CP15 system registers (and the CP14 debug space, RAZ/WI), as a Cortex-A15-like core
+//! CP15 system registers (CP14 is `cp14.rs`), as a Cortex-A15-like core
 //! without Security/Virtualization state visible to the guest.
 
 /// CP15 register values.

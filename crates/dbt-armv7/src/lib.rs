@@ -7,6 +7,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod bus;
+pub mod cp14;
 pub mod cp15;
 pub mod cpu;
 pub mod decode;

@@ -17,6 +17,8 @@ fn main() {
 }
 
 #[cfg(target_arch = "arm")]
+mod cp14_sweep;
+#[cfg(target_arch = "arm")]
 mod probes;
 #[cfg(target_arch = "arm")]
 mod rt;

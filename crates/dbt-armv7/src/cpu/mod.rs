@@ -89,6 +89,8 @@ pub struct Cpu {
     pub(crate) spsr: [u32; 6],
     /// CP15 system registers.
     pub cp15: Cp15,
+    /// CP14 debug and trivial Jazelle registers.
+    pub cp14: crate::cp14::Cp14,
     pub(crate) fp: FpState,
     pub(crate) tlb: Tlb,
     pub(crate) monitor: Option<u32>,
@@ -133,6 +135,7 @@ impl Cpu {
             bank_r8_12: [[0; 5]; 2],
             spsr: [0; 6],
             cp15: Cp15::new(),
+            cp14: crate::cp14::Cp14::new(),
             fp: FpState::default(),
             tlb: Tlb::new(),
             monitor: None,

@@ -135,12 +135,18 @@ impl Cpu {
                 rt,
             } => {
                 if cp == 14 {
-                    // Debug registers: RAZ/WI at PL1, UNDEFINED at PL0.
-                    if user {
-                        return Err(Exception::Undefined);
-                    }
-                    if !to_cp {
-                        self.wr_mrc(rt, 0);
+                    // Debug and trivial Jazelle registers (`cp14.rs`).
+                    if to_cp {
+                        let v = self.rr(rt);
+                        if !self.cp14.write(opc1, crn, crm, opc2, v, user) {
+                            return Err(Exception::Undefined);
+                        }
+                    } else {
+                        let v = self
+                            .cp14
+                            .read(opc1, crn, crm, opc2, user)
+                            .ok_or(Exception::Undefined)?;
+                        self.wr_mrc(rt, v);
                     }
                     return Ok(None);
                 }
@@ -195,6 +201,17 @@ impl Cpu {
                 rt,
                 rt2,
             } => {
+                if cp == 14 {
+                    // DBGDRAR/DBGDSAR (64-bit), read-only (`cp14.rs`).
+                    let v = self
+                        .cp14
+                        .read64(opc1, crm)
+                        .filter(|_| !to_cp)
+                        .ok_or(Exception::Undefined)?;
+                    self.r[rt as usize] = v as u32;
+                    self.r[rt2 as usize] = (v >> 32) as u32;
+                    return Ok(None);
+                }
                 let timer_user_ok = crm == 14
                     && !to_cp
                     && ((opc1 == 0 && self.cp15.cntkctl & 1 != 0)
