@@ -494,7 +494,7 @@ pub fn run(
     }
     if linux {
         let boots = crate::bench_linux::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;
-        failed += boots.iter().filter(|(_, t)| t.is_none()).count();
+        failed += boots.iter().filter(|b| b.count.is_none()).count();
         println!("{}", crate::bench_linux::table(&boots));
         json_text = crate::bench_linux::add_to_json(&json_text, &boots);
         let armv7 = crate::bench_linux::armv7::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;

@@ -138,7 +138,7 @@ fn read_counts(path: &Path) -> Result<(BTreeMap<u64, u64>, u64)> {
 }
 
 /// The hypervisor image's address range from its ELF symbols (`__image_start`/`__image_end`).
-fn image_range(elf: &Path) -> Result<(u64, u64)> {
+pub fn image_range(elf: &Path) -> Result<(u64, u64)> {
     let out = Command::new("llvm-nm")
         .arg(elf)
         .output()

@@ -20,6 +20,7 @@ pub mod guest_fdt;
 pub mod idregs;
 pub mod layout;
 pub mod loader;
+pub mod lock;
 pub mod memmap;
 pub mod platform;
 pub mod stats;

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use el2_core::mmio::{AccessSize, MmioAccess, MmioCaller, MmioError, MmioResult, SharedMmioDevice};
-use spin::Mutex;
+use crate::lock::Mutex;
 use vgic::{GicVersion, VcpuSet, Vgic, VgicError};
 
 pub use super::lrs::{guest_gic, init, GuestGic, HostLrs};

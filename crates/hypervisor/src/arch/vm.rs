@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use el2_core::mmio::{MmioBus, SharedMmioDevice};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
-use spin::Mutex;
+use crate::lock::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
 use tock_registers::interfaces::Readable;
 use vgic::Vgic;

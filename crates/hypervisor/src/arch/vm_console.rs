@@ -6,7 +6,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use el2_core::mmio::{AccessSize, MmioCaller, MmioResult, SharedMmioDevice};
-use spin::Mutex;
+use crate::lock::Mutex;
 
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
 use crate::layout;
