@@ -5,8 +5,8 @@
 extern crate alloc;
 
 pub mod backends;
-pub mod cpuif_trap;
 mod config;
+pub mod cpuif_trap;
 mod error;
 pub mod lr;
 mod model;
