@@ -17,6 +17,7 @@
 //! on the kernel command line, runs a scripted check and powers off.
 
 pub mod armv7;
+pub mod debs;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -30,10 +31,16 @@ use crate::error::{IoContext, Result};
 use crate::fail;
 use crate::setup;
 
-/// Debian metapackage whose dependency names the current kernel package.
-pub const KERNEL_METAPACKAGE: &str = "linux-image-arm64";
-/// Debian package with the statically linked busybox.
-pub const BUSYBOX_PACKAGE: &str = "busybox-static";
+/// The arm64 guest's Debian packages: the stock kernel, unsigned flavour (an uncompressed
+/// `Image`), and `busybox-static:arm64`.
+pub const ARM64: debs::Flavour = debs::Flavour {
+    arch: "arm64",
+    guest: "Linux guest",
+    metapackage: "linux-image-arm64",
+    depends_suffix: "-arm64",
+    package_suffix: "-unsigned",
+    kernel_is: "the stock kernel, an uncompressed Image",
+};
 /// Modules the initramfs loads (their dependencies come along).
 pub const WANTED_MODULES: &[&str] = &[
     "virtio_mmio",
@@ -112,18 +119,7 @@ pub fn ensure_assets(ws: &Workspace) -> Result<LinuxAssets> {
 
 fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     let dir = cache_dir(ws);
-    let debs = dir.join("debs");
-    fs::create_dir_all(&debs).io(|| format!("creating {}", debs.display()))?;
-    let (kernel_deb, busybox_deb) = match find_debs(&debs)? {
-        (Some(k), Some(b)) => (k, b),
-        _ => {
-            download_debs(&debs)?;
-            match find_debs(&debs)? {
-                (Some(k), Some(b)) => (k, b),
-                _ => return Err(missing_debs(&debs, "apt-get download finished, but")),
-            }
-        }
-    };
+    let (kernel_deb, busybox_deb) = ARM64.ensure(&dir.join("debs"))?;
     let kernel_tree = unpack(&kernel_deb, &dir.join("kernel"))?;
     let busybox_tree = unpack(&busybox_deb, &dir.join("busybox"))?;
 
@@ -227,53 +223,12 @@ pub(crate) fn pack_initramfs(dir: &Path, label: &str, u: Unpacked) -> Result<Lin
     })
 }
 
-/// Finds the cached kernel and busybox packages in `debs`.
-fn find_debs(debs: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
-    let mut names: Vec<String> = fs::read_dir(debs)
-        .io(|| format!("reading {}", debs.display()))?
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    let kernel = names
-        .iter()
-        .rev()
-        .find(|n| is_kernel_deb(n))
-        .map(|n| debs.join(n));
-    let busybox = names
-        .iter()
-        .rev()
-        .find(|n| n.starts_with("busybox-static_") && n.ends_with("_arm64.deb"))
-        .map(|n| debs.join(n));
-    Ok((kernel, busybox))
-}
-
-/// `linux-image-6.1.0-56-arm64-unsigned_6.1.192-2_arm64.deb`
-pub fn is_kernel_deb(name: &str) -> bool {
-    name.starts_with("linux-image-")
-        && name.ends_with("_arm64.deb")
-        && name
-            .split('_')
-            .next()
-            .is_some_and(|p| p.ends_with("-arm64-unsigned"))
-}
-
-fn missing_debs(debs: &Path, why: &str) -> crate::error::Error {
-    fail!(
-        "{why} the Linux guest needs two Debian bookworm arm64 packages in {dir}:\n  \
-         linux-image-6.1.0-*-arm64-unsigned_*_arm64.deb  (the stock kernel, an uncompressed Image)\n  \
-         busybox-static_*_arm64.deb\n\
-         xtask fetches them with apt-get on a Debian bookworm host; elsewhere, on any Debian \
-         bookworm machine run\n    \
-         dpkg --add-architecture arm64 && apt-get update   (as root)\n    \
-         apt-get download $(apt-cache depends {KERNEL_METAPACKAGE}:arm64 | sed -n 's/.*Depends: \\(linux-image-[^:]*\\).*/\\1-unsigned:arm64/p') {BUSYBOX_PACKAGE}:arm64\n\
-         and copy the two .deb files there (or boot your own kernel with --kernel PATH --initrd PATH)",
-        dir = debs.display()
-    )
-}
-
 /// Runs a command, returning its stdout; `Err` carries stderr.
-fn output(program: &str, args: &[&str], cwd: Option<&Path>) -> std::result::Result<String, String> {
+pub(crate) fn output(
+    program: &str,
+    args: &[&str],
+    cwd: Option<&Path>,
+) -> std::result::Result<String, String> {
     let mut cmd = Command::new(program);
     cmd.args(args).env("LC_ALL", "C");
     if let Some(dir) = cwd {
@@ -289,92 +244,6 @@ fn output(program: &str, args: &[&str], cwd: Option<&Path>) -> std::result::Resu
         )),
         Err(e) => Err(format!("could not run `{program}`: {e}")),
     }
-}
-
-/// Runs a command that needs root (through sudo when not root); on failure says how to
-/// prepare apt for arm64 packages by hand.
-fn run_as_root(args: &[&str], what_for: &str) -> Result<()> {
-    setup::run_as_root(args, what_for).map_err(|e| {
-        fail!(
-            "{e}; as root run:\n    \
-             dpkg --add-architecture arm64 && apt-get update\nthen run this command again"
-        )
-    })
-}
-
-/// The kernel package `linux-image-arm64` currently depends on, unsigned flavour:
-/// `linux-image-6.1.0-56-arm64-unsigned`, from `apt-cache depends` output.
-pub fn kernel_package_from_depends(apt_cache_depends: &str) -> Option<String> {
-    apt_cache_depends.lines().find_map(|l| {
-        let dep = l.trim().strip_prefix("Depends:")?.trim();
-        let dep = dep.split(':').next()?.trim();
-        (dep.starts_with("linux-image-") && dep.ends_with("-arm64"))
-            .then(|| format!("{dep}-unsigned"))
-    })
-}
-
-/// Fetches the two packages with apt-get into `debs`, adding the arm64 architecture and
-/// updating the package lists first when needed.
-fn download_debs(debs: &Path) -> Result<()> {
-    for tool in ["apt-get", "apt-cache", "dpkg"] {
-        if setup::find_in_path(tool).is_none() {
-            return Err(missing_debs(
-                debs,
-                &format!("`{tool}` is not installed (not a Debian-family host), so"),
-            ));
-        }
-    }
-    eprintln!(
-        "xtask: Linux guest packages not cached in {}; fetching them",
-        debs.display()
-    );
-    let native = output("dpkg", &["--print-architecture"], None).unwrap_or_default();
-    let foreign = output("dpkg", &["--print-foreign-architectures"], None).unwrap_or_default();
-    let mut updated = false;
-    if native.trim() != "arm64" && !foreign.split_whitespace().any(|a| a == "arm64") {
-        run_as_root(
-            &["dpkg", "--add-architecture", "arm64"],
-            "enabling arm64 packages",
-        )?;
-        setup::apt_update("reading the arm64 package lists");
-        updated = true;
-    }
-    let depends = format!("{KERNEL_METAPACKAGE}:arm64");
-    let mut kernel = output("apt-cache", &["depends", &depends], None)
-        .ok()
-        .and_then(|o| kernel_package_from_depends(&o));
-    if kernel.is_none() && !updated {
-        setup::apt_update("reading the arm64 package lists");
-        kernel = output("apt-cache", &["depends", &depends], None)
-            .ok()
-            .and_then(|o| kernel_package_from_depends(&o));
-    }
-    let Some(kernel) = kernel else {
-        return Err(missing_debs(
-            debs,
-            &format!(
-                "apt knows no {KERNEL_METAPACKAGE}:arm64 package (is this Debian bookworm?), so"
-            ),
-        ));
-    };
-    let kernel_arg = format!("{kernel}:arm64");
-    let busybox_arg = format!("{BUSYBOX_PACKAGE}:arm64");
-    eprintln!(
-        "xtask: running apt-get download {kernel_arg} {busybox_arg} (in {})",
-        debs.display()
-    );
-    let status = Command::new("apt-get")
-        .args(["download", &kernel_arg, &busybox_arg])
-        .current_dir(debs)
-        .status()
-        .io(|| "could not run apt-get".into())?;
-    if !status.success() {
-        return Err(missing_debs(
-            debs,
-            &format!("`apt-get download {kernel_arg} {busybox_arg}` failed ({status}), so"),
-        ));
-    }
-    Ok(())
 }
 
 /// Unpacks `deb` into `dest` with `dpkg-deb -x`, unless `dest` already holds this package
@@ -989,20 +858,19 @@ kernel/crypto/crc32c_generic.ko:
     fn kernel_package_names() {
         let out = "linux-image-arm64:arm64\n  Depends: linux-image-6.1.0-56-arm64:arm64\n";
         assert_eq!(
-            kernel_package_from_depends(out).as_deref(),
+            ARM64.kernel_package_from_depends(out).as_deref(),
             Some("linux-image-6.1.0-56-arm64-unsigned")
         );
         assert_eq!(
-            kernel_package_from_depends("W: Unable to locate package"),
+            ARM64.kernel_package_from_depends("W: Unable to locate package"),
             None
         );
-        assert!(is_kernel_deb(
-            "linux-image-6.1.0-56-arm64-unsigned_6.1.192-2_arm64.deb"
+        assert!(ARM64.is_kernel_deb("linux-image-6.1.0-56-arm64-unsigned_6.1.192-2_arm64.deb"));
+        assert!(!ARM64.is_kernel_deb("linux-image-6.1.0-56-arm64_6.1.192-2_arm64.deb"));
+        assert!(!ARM64.is_kernel_deb("busybox-static_1%3a1.35.0-4_arm64.deb"));
+        assert!(ARM64.commands().contains(
+            "s/.*Depends: \\(linux-image-[^:]*\\).*/\\1-unsigned:arm64/p') busybox-static:arm64"
         ));
-        assert!(!is_kernel_deb(
-            "linux-image-6.1.0-56-arm64_6.1.192-2_arm64.deb"
-        ));
-        assert!(!is_kernel_deb("busybox-static_1%3a1.35.0-4_arm64.deb"));
     }
 
     #[test]
@@ -1050,11 +918,12 @@ kernel/crypto/crc32c_generic.ko:
 
     #[test]
     fn missing_packages_say_what_to_do() {
-        let msg = missing_debs(
-            Path::new("target/linux/debs"),
-            "`apt-get` is not installed, so",
-        )
-        .to_string();
+        let msg = ARM64
+            .missing(
+                Path::new("target/linux/debs"),
+                "`apt-get` is not installed, so",
+            )
+            .to_string();
         println!("{msg}");
         for want in [
             "target/linux/debs",

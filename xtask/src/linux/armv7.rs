@@ -13,20 +13,24 @@
 //! ```
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-use super::{output, unpack, write_if_changed, LinuxAssets};
+use super::debs::Flavour;
+use super::{unpack, write_if_changed, LinuxAssets};
 use crate::build::{is_zimage, Workspace};
 use crate::error::{IoContext, Result};
-use crate::{fail, setup};
+use crate::fail;
 
-/// Debian's name of the architecture.
-pub const DEBIAN_ARCH: &str = "armhf";
-/// Debian metapackage whose dependency names the current LPAE kernel package.
-pub const KERNEL_METAPACKAGE: &str = "linux-image-armmp-lpae";
-/// Suffix of the kernel package's name (`linux-image-6.1.0-50-armmp-lpae`).
-const KERNEL_FLAVOUR: &str = "-armmp-lpae";
+/// The armhf guest's Debian packages: the LPAE kernel the `linux-image-armmp-lpae`
+/// metapackage depends on (a zImage) and `busybox-static:armhf`.
+pub const ARMHF: Flavour = Flavour {
+    arch: "armhf",
+    guest: "armhf Linux guest",
+    metapackage: "linux-image-armmp-lpae",
+    depends_suffix: "-armmp-lpae",
+    package_suffix: "",
+    kernel_is: "the LPAE kernel, a zImage",
+};
 
 /// `target/linux-armv7/`.
 pub fn cache_dir(ws: &Workspace) -> PathBuf {
@@ -46,18 +50,7 @@ pub fn ensure_assets(ws: &Workspace) -> Result<LinuxAssets> {
 
 fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     let dir = cache_dir(ws);
-    let debs = dir.join("debs");
-    fs::create_dir_all(&debs).io(|| format!("creating {}", debs.display()))?;
-    let (kernel_deb, busybox_deb) = match find_debs(&debs)? {
-        (Some(k), Some(b)) => (k, b),
-        _ => {
-            download_debs(&debs)?;
-            match find_debs(&debs)? {
-                (Some(k), Some(b)) => (k, b),
-                _ => return Err(missing_debs(&debs, "apt-get download finished, but")),
-            }
-        }
-    };
+    let (kernel_deb, busybox_deb) = ARMHF.ensure(&dir.join("debs"))?;
     let kernel_tree = unpack(&kernel_deb, &dir.join("kernel"))?;
     let busybox_tree = unpack(&busybox_deb, &dir.join("busybox"))?;
     let (vmlinuz, release) = super::find_vmlinuz(&kernel_tree)?;
@@ -65,8 +58,9 @@ fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     if !is_zimage(&zimage_bytes) {
         return Err(fail!(
             "{} is not an ARM zImage (no 0x016F2818 magic at 0x24); xtask expects Debian's \
-             {KERNEL_METAPACKAGE} kernel",
-            vmlinuz.display()
+             {} kernel",
+            vmlinuz.display(),
+            ARMHF.metapackage
         ));
     }
     let image = dir.join("zImage");
@@ -85,154 +79,21 @@ fn build_assets(ws: &Workspace) -> Result<LinuxAssets> {
     )
 }
 
-/// `linux-image-6.1.0-50-armmp-lpae_6.1.176-1_armhf.deb`
-pub fn is_kernel_deb(name: &str) -> bool {
-    name.starts_with("linux-image-")
-        && name.ends_with("_armhf.deb")
-        && name
-            .split('_')
-            .next()
-            .is_some_and(|p| p.ends_with(KERNEL_FLAVOUR))
-}
-
-/// Finds the cached kernel and busybox packages in `debs`.
-fn find_debs(debs: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
-    let mut names: Vec<String> = fs::read_dir(debs)
-        .io(|| format!("reading {}", debs.display()))?
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    let kernel = names.iter().rev().find(|n| is_kernel_deb(n));
-    let busybox = names
-        .iter()
-        .rev()
-        .find(|n| n.starts_with("busybox-static_") && n.ends_with("_armhf.deb"));
-    Ok((kernel.map(|n| debs.join(n)), busybox.map(|n| debs.join(n))))
-}
-
-/// The exact commands that fetch the packages by hand.
-fn commands() -> String {
-    format!(
-        "dpkg --add-architecture {DEBIAN_ARCH} && apt-get update   (as root)\n    \
-         apt-get download $(apt-cache depends {KERNEL_METAPACKAGE}:{DEBIAN_ARCH} | sed -n \
-         's/.*Depends: \\(linux-image-[^:]*\\).*/\\1:{DEBIAN_ARCH}/p') busybox-static:{DEBIAN_ARCH}"
-    )
-}
-
-fn missing_debs(debs: &Path, why: &str) -> crate::error::Error {
-    fail!(
-        "{why} the armhf Linux guest needs two Debian bookworm armhf packages in {dir}:\n  \
-         linux-image-6.1.0-*{KERNEL_FLAVOUR}_*_armhf.deb  (the LPAE kernel, a zImage)\n  \
-         busybox-static_*_armhf.deb\n\
-         on any Debian bookworm machine run\n    {cmds}\n\
-         and copy the two .deb files there",
-        dir = debs.display(),
-        cmds = commands()
-    )
-}
-
-/// The kernel package the metapackage depends on, from `apt-cache depends` output.
-pub fn kernel_package_from_depends(apt_cache_depends: &str) -> Option<String> {
-    apt_cache_depends.lines().find_map(|l| {
-        let dep = l.trim().strip_prefix("Depends:")?.trim();
-        let dep = dep.split(':').next()?.trim();
-        (dep.starts_with("linux-image-") && dep.ends_with(KERNEL_FLAVOUR)).then(|| dep.to_string())
-    })
-}
-
-fn run_as_root(args: &[&str], what_for: &str) -> Result<()> {
-    setup::run_as_root(args, what_for).map_err(|e| {
-        fail!(
-            "{e}; as root run:\n    {}\nthen run this command again",
-            commands()
-        )
-    })
-}
-
-/// Fetches the two packages with apt-get into `debs`, adding the armhf architecture and
-/// updating the package lists first when needed.
-fn download_debs(debs: &Path) -> Result<()> {
-    for tool in ["apt-get", "apt-cache", "dpkg"] {
-        if setup::find_in_path(tool).is_none() {
-            return Err(missing_debs(
-                debs,
-                &format!("`{tool}` is not installed (not a Debian-family host), so"),
-            ));
-        }
-    }
-    eprintln!(
-        "xtask: armhf Linux guest packages not cached in {}; fetching them",
-        debs.display()
-    );
-    let foreign = output("dpkg", &["--print-foreign-architectures"], None).unwrap_or_default();
-    let mut updated = false;
-    if !foreign.split_whitespace().any(|a| a == DEBIAN_ARCH) {
-        run_as_root(
-            &["dpkg", "--add-architecture", DEBIAN_ARCH],
-            "enabling armhf packages",
-        )?;
-        setup::apt_update("reading the armhf package lists");
-        updated = true;
-    }
-    let depends = format!("{KERNEL_METAPACKAGE}:{DEBIAN_ARCH}");
-    let lookup = || {
-        output("apt-cache", &["depends", &depends], None)
-            .ok()
-            .and_then(|o| kernel_package_from_depends(&o))
-    };
-    let mut kernel = lookup();
-    if kernel.is_none() && !updated {
-        setup::apt_update("reading the armhf package lists");
-        kernel = lookup();
-    }
-    let Some(kernel) = kernel else {
-        return Err(missing_debs(
-            debs,
-            &format!("apt knows no {depends} package (is this Debian bookworm?), so"),
-        ));
-    };
-    let kernel_arg = format!("{kernel}:{DEBIAN_ARCH}");
-    let busybox_arg = format!("busybox-static:{DEBIAN_ARCH}");
-    eprintln!(
-        "xtask: running apt-get download {kernel_arg} {busybox_arg} (in {})",
-        debs.display()
-    );
-    let status = Command::new("apt-get")
-        .args(["download", &kernel_arg, &busybox_arg])
-        .current_dir(debs)
-        .status()
-        .io(|| "could not run apt-get".into())?;
-    if !status.success() {
-        return Err(missing_debs(
-            debs,
-            &format!("`apt-get download {kernel_arg} {busybox_arg}` failed ({status}), so"),
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn package_names() {
-        assert!(is_kernel_deb(
-            "linux-image-6.1.0-50-armmp-lpae_6.1.176-1_armhf.deb"
-        ));
-        assert!(!is_kernel_deb(
-            "linux-image-6.1.0-50-armmp_6.1.176-1_armhf.deb"
-        ));
-        assert!(!is_kernel_deb(
-            "linux-image-6.1.0-50-arm64-unsigned_6.1.176-1_arm64.deb"
-        ));
+        assert!(ARMHF.is_kernel_deb("linux-image-6.1.0-50-armmp-lpae_6.1.176-1_armhf.deb"));
+        assert!(!ARMHF.is_kernel_deb("linux-image-6.1.0-50-armmp_6.1.176-1_armhf.deb"));
+        assert!(!ARMHF.is_kernel_deb("linux-image-6.1.0-50-arm64-unsigned_6.1.176-1_arm64.deb"));
         assert_eq!(
-            kernel_package_from_depends(
+            ARMHF.kernel_package_from_depends(
                 "linux-image-armmp-lpae:armhf\n  Depends: linux-image-6.1.0-50-armmp-lpae:armhf\n"
             ),
             Some("linux-image-6.1.0-50-armmp-lpae".into())
         );
-        assert!(commands().contains("dpkg --add-architecture armhf"));
+        assert!(ARMHF.commands().contains("dpkg --add-architecture armhf"));
     }
 }
