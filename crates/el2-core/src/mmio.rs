@@ -422,25 +422,37 @@ impl MmioBus {
         Ok(())
     }
 
-    /// The region containing `ipa`: its index.
+    /// The region containing `ipa`: the one the last access hit, else by binary search
+    /// (which then becomes the hint).
     #[inline(always)]
-    fn find(&self, ipa: u64) -> Option<usize> {
-        let last = self.last.load(Ordering::Relaxed);
-        if let Some(r) = self.regions.get(last) {
+    fn find(&self, ipa: u64) -> Option<&Region> {
+        if let Some(r) = self.regions.get(self.last.load(Ordering::Relaxed)) {
             if ipa.wrapping_sub(r.base) < r.len {
-                return Some(last);
+                return Some(r);
             }
         }
+        self.search(ipa)
+    }
+
+    /// [`MmioBus::find`] without the hint.
+    #[inline(never)]
+    fn search(&self, ipa: u64) -> Option<&Region> {
         let i = self
             .regions
             .partition_point(|r| r.base <= ipa)
             .checked_sub(1)?;
-        (ipa < self.regions[i].end()).then_some(i)
+        let r = &self.regions[i];
+        if ipa < r.end() {
+            self.last.store(i, Ordering::Relaxed);
+            Some(r)
+        } else {
+            None
+        }
     }
 
     /// The name of the region containing `ipa`, if any (for log lines).
     pub fn region_name(&self, ipa: u64) -> Option<&'static str> {
-        self.find(ipa).map(|i| self.regions[i].name)
+        self.find(ipa).map(|r| r.name)
     }
 
     /// Route one access by `caller`. `reg_value` is the content of `Rt` for a store (pass
@@ -453,11 +465,9 @@ impl MmioBus {
         reg_value: u64,
         caller: &mut MmioCaller<'_>,
     ) -> MmioOutcome {
-        let Some(i) = self.find(access.ipa) else {
+        let Some(region) = self.find(access.ipa) else {
             return MmioOutcome::Unbacked;
         };
-        self.last.store(i, Ordering::Relaxed);
-        let region = &self.regions[i];
         let offset = access.ipa - region.base;
         // The access must lie entirely inside the region.
         if offset
