@@ -45,6 +45,7 @@ extern "C" fn main(r0: u32, r1: u32, r2: u32) -> ! {
     puts("armv7-hello: AArch32 guest up\n");
     boot_protocol(r0, r1, r2);
     crate::reset::reset_once(r2);
+    crate::measure::measure_id(r2);
     calls();
     cp15();
     injected();

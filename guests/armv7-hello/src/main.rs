@@ -20,6 +20,8 @@ mod checks;
 #[cfg(target_arch = "arm")]
 mod gic;
 #[cfg(target_arch = "arm")]
+mod measure;
+#[cfg(target_arch = "arm")]
 mod reset;
 #[cfg(target_arch = "arm")]
 mod rt;

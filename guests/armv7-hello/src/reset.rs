@@ -16,7 +16,7 @@ const MARK: u32 = 0x4700_0000;
 const MAGIC: u32 = 0x5245_5345; // "RESE"
 
 /// Whether the device tree at `dtb` (header checked by the caller) holds `what`.
-fn dtb_mentions(dtb: u32, what: &[u8]) -> bool {
+pub fn dtb_mentions(dtb: u32, what: &[u8]) -> bool {
     // SAFETY: `totalsize` (big-endian) of the device tree the boot protocol passed, in RAM.
     let size = u32::from_be(unsafe { read_volatile((dtb + 4) as *const u32) }).min(1 << 20);
     // SAFETY: the tree's bytes, in RAM (MMU off).
