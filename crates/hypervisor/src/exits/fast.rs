@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `HVC #0` from AArch64 | an SMCCC architecture query (`SMCCC_VERSION`, `SMCCC_ARCH_FEATURES`, `SMCCC_ARCH_WORKAROUND_n`) or `PSCI_VERSION`/`PSCI_FEATURES` that is not refused |
 //! | `MRS` (EC 0x18) | a read of an ID register (`HCR_EL2.TID3`) |
+//! | `MRC p15` (EC 0x03) | an unconditional read of an AArch32 ID register (`HCR_EL2.TID3`) |
 //! | `MSR` (EC 0x18) | a GICv3 SGI generation register (`ICH_HCR_EL2.TC`): other vCPUs are kicked; an SGI to this vCPU itself means [`Fast::Changed`] |
 //! | data abort (EC 0x24) | a translation fault outside RAM with a valid syndrome (one MMIO access); with a list register of the vCPU in use, only an access that does not reach vGIC state those may hold ([`Devices::mmio_needs_lr_sync`](super::Devices::mmio_needs_lr_sync): any other device, a GICv2 `GICD_SGIR` write) |
 //!
@@ -94,6 +95,8 @@ pub fn try_fast<H: ExitHost>(raw: &RawExit, ctx: &mut FastCtx<'_, H>, lrs_idle: 
         sysreg(&info, ctx)
     } else if ec == ec::DABT_LOW {
         mmio(raw, &info, ctx, lrs_idle)
+    } else if ec == ec::CP15_32 {
+        cp15_id(&info, ctx)
     } else {
         Fast::Slow
     }
@@ -168,6 +171,37 @@ fn sysreg<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
     let value = ctx.vm.id_register(reg);
     ctx.vcpu.regs.write(rt, value);
     step_a64(ctx);
+    ctx.stats.count(ExitReason::SysReg);
+    Fast::Done
+}
+
+/// `ISS` bits of a trapped AArch32 `MRC`/`MCR p15` (EC 0x03) that fix `CV`/`COND`, `opc1`,
+/// `CRn` and the direction.
+const CP15_ID_MASK: u32 = (1 << 24) | (0xf << 20) | (0b111 << 14) | (0xf << 10) | 1;
+/// Their value for an unconditional (`CV` = 1, `COND` = AL) `MRC p15, 0, Rt, c0, ...`: the
+/// AArch32 ID registers `HCR_EL2.TID3` traps (a conditional one takes the general path,
+/// which checks the condition).
+const CP15_ID_READ: u32 = (1 << 24) | (0xe << 20) | 1;
+
+/// `MRC p15, 0, Rt, c0, CRm, opc2` with `CRm` = 1..=7 from an AArch32 guest: the same
+/// per-machine table as the AArch64 `MRS` ([`sysreg`]), the low 32 bits (what
+/// `cp15::id_value` gives on the general path). `ISS.Rt` is already the AArch64 view of
+/// the transfer register (the banked ones included).
+#[inline(always)]
+fn cp15_id<H: ExitHost>(info: &ExitInfo, ctx: &mut FastCtx<'_, H>) -> Fast {
+    let iss = info.iss();
+    let crm = ((iss >> 1) & 0xf) as u8;
+    if iss & CP15_ID_MASK != CP15_ID_READ || !(1..=7).contains(&crm) {
+        return Fast::Slow;
+    }
+    let reg = IdReg {
+        crm,
+        op2: ((iss >> 17) & 0b111) as u8,
+    };
+    let rt = ((iss >> 5) & 0x1f) as u8;
+    let value = ctx.vm.id_register(reg) & u64::from(u32::MAX);
+    ctx.vcpu.regs.write(rt, value);
+    ctx.skip(info.esr);
     ctx.stats.count(ExitReason::SysReg);
     Fast::Done
 }

@@ -6,7 +6,7 @@ use el2_core::exit::ec;
 use el2_core::switch::{ExitKind, RawExit};
 
 use super::mock::{Rig, DEV_BASE, DEV_IRQ, PC};
-use super::{dabt, esr, sysreg_iss};
+use super::{dabt, esr, sysreg_iss, IL};
 use crate::exits::{Fast, FastCtx};
 use crate::stats::ExitReason;
 
@@ -112,6 +112,37 @@ fn id_register_reads_match_the_general_path() {
         (esr(ec::SYS64, sysreg_iss(3, 3, 14, 2, 1, 3, true)), 0, 0),
         true,
     );
+}
+
+/// ISS of `MRC`/`MCR p15, opc1, Rt, CRn, CRm, opc2` (`cond`: `Some(COND)` with `CV` set).
+fn mcr_iss(opc1: u32, crn: u32, crm: u32, opc2: u32, rt: u32, cond: Option<u32>) -> u32 {
+    let cv = cond.map_or(0, |c| (1 << 24) | (c << 20));
+    cv | (opc2 << 17) | (opc1 << 14) | (crn << 10) | (rt << 5) | (crm << 1) | 1
+}
+
+#[test]
+fn aarch32_id_register_reads_match_the_general_path() {
+    let setup = |r: &mut Rig| {
+        r.vcpu.controls.el1_aarch32 = true;
+        r.vcpu.regs.pstate = el2_core::aarch32::CPSR_SVC_MASKED;
+        // ID_PFR1 with Virtualization [15:12] = 1: hidden either way; the high word is not
+        // an AArch32 register's.
+        r.vm.id_regs.insert((1, 1), 0xdead_0000_1000_1011);
+    };
+    // MRC p15, 0, r13, c0, c1, 1 (SVC mode's r13 is X19 in ISS.Rt), A32 and T32 (IL).
+    let read = esr(ec::CP15_32, mcr_iss(0, 0, 1, 1, 19, Some(0xe)));
+    same_as_general(setup, (read, 0, 0), Fast::Done);
+    same_as_general(setup, (read & !IL, 0, 0), Fast::Done);
+    // Conditional, without a valid condition, a write, another CRn: the general path.
+    for iss in [
+        mcr_iss(0, 0, 1, 1, 3, Some(0x0)),
+        mcr_iss(0, 0, 1, 1, 3, None),
+        mcr_iss(0, 0, 1, 1, 3, Some(0xe)) & !1,
+        mcr_iss(0, 1, 0, 1, 3, Some(0xe)),
+        mcr_iss(1, 0, 1, 1, 3, Some(0xe)),
+    ] {
+        declined(setup, (esr(ec::CP15_32, iss), 0, 0), true);
+    }
 }
 
 #[test]
