@@ -61,6 +61,8 @@ pub struct Stats {
     pub switches: u64,
     /// Shadows dropped by TLB maintenance, recycling or a table change.
     pub dropped: u64,
+    /// Faults repeated right after their fill (left to the interpreter).
+    pub refills: u64,
 }
 
 /// What a shadow mirrors.
@@ -102,6 +104,8 @@ struct State {
     generation: u32,
     /// The last `(TTBCR, SCTLR & SCTLR_SHAPE)` shadows were filled under.
     shape: (u32, u32),
+    /// The last fault filled: `(FAR, write)`.
+    last_fill: Option<(u64, bool)>,
     stats: Stats,
 }
 
@@ -124,6 +128,7 @@ fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
         clock: 0,
         generation: 1,
         shape: (0, 0),
+        last_fill: None,
         stats: Stats::default(),
     });
     f(s)
@@ -190,6 +195,12 @@ impl State {
         let Some(sh) = self.shadows[i].take() else {
             return;
         };
+        if self.current == Some(i) {
+            // Its root is in TTBR0_EL1 (the runtime runs on it too): off it before the
+            // tables are freed and reused.
+            super::load_flat();
+            self.current = None;
+        }
         // SAFETY: the root and the tables below it are ours; entries 0-3 are the only
         // guest ones.
         unsafe {
@@ -210,9 +221,6 @@ impl State {
         self.free.push(sh.root);
         tlbi_asid(sh.asid);
         self.stats.dropped += 1;
-        if self.current == Some(i) {
-            self.current = None;
-        }
     }
 
     fn drop_all(&mut self) {
@@ -475,7 +483,26 @@ pub fn protect(page: u32, on: bool) {
 /// access can be retried.
 pub fn fill(far: u64, write: bool) -> bool {
     with(|s| {
-        let ok = s.fill(far, write);
+        // The same fault again right after a fill: the entry did not make the access
+        // possible (a bug, or something the shadow cannot express): not filled again, so
+        // the interpreter runs the access.
+        let again = s.last_fill == Some((far, write));
+        let ok = !again && s.fill(far, write);
+        s.last_fill = ok.then_some((far, write));
+        if again {
+            s.stats.refills += 1;
+            if s.stats.refills <= 4 {
+                crate::console::line(format_args!(
+                    "shadow: fault at {far:#x} (write {write}) again after its fill: {:#x}",
+                    s.current
+                        .and_then(|i| s.entry(i, far as u32, false))
+                        .map_or(0, |e| {
+                            // SAFETY: a level-3 entry of one of our tables.
+                            unsafe { core::ptr::read_volatile(e) }
+                        })
+                ));
+            }
+        }
         if !ok {
             s.stats.declined += 1;
         }
