@@ -2,7 +2,8 @@
 //! built for `armv7a-none-eabi`: reads every CP15 `MRC`/`MRRC` encoding (generated at run
 //! time), calls `HVC`/`SMC` with pseudo-random function IDs and arguments, and loads (and,
 //! above its RAM, stores) across the whole 32-bit IPA space from A32 and T32, including
-//! forms without a syndrome. Whatever comes back (a value, `NOT_SUPPORTED`, an UNDEFINED
+//! forms without a syndrome; then turns its MMU on with page tables pointing anywhere
+//! (`mmu_storm.rs`). Whatever comes back (a value, `NOT_SUPPORTED`, an UNDEFINED
 //! exception, an external abort), it counts and goes on. Last, a seeded storm of random
 //! `MCR`/`MRC`/`MCRR`/`MRRC` to CP15 and CP14 (`seed=N` on the command line; see the
 //! README for the writes it leaves out) at PL1, then at PL0 (User mode) with fixed probes
@@ -18,6 +19,8 @@ fn main() {
 
 #[cfg(target_arch = "arm")]
 mod cp14_sweep;
+#[cfg(target_arch = "arm")]
+mod mmu_storm;
 #[cfg(target_arch = "arm")]
 mod probes;
 #[cfg(target_arch = "arm")]

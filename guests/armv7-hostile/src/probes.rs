@@ -47,6 +47,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
         a1 - a0,
         "external aborts",
     );
+    crate::mmu_storm::run(crate::seed::from_device_tree(dtb).unwrap_or(1));
     crate::cp14_sweep::run();
     let storm = crate::storm_report::run(dtb);
     let v = call(false, [PSCI_VERSION, 0, 0, 0]);
