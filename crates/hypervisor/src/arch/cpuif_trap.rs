@@ -4,32 +4,22 @@
 //! `ICH_*_EL2` registers, from the exit fast path, before the vGIC model reads the list
 //! registers back — so the model sees what the hardware would have done.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
-use vgic::backends::ich_cpuif::{self, IchCpuIf};
+use vgic::backends::ich_cpuif::IchCpuIf;
 use vgic::cpuif_trap::{self, IccReg, Refused};
 
-static TRAP: AtomicBool = AtomicBool::new(false);
 static EMULATED: AtomicU64 = AtomicU64::new(0);
 
 /// Turns trapping on for every CPU whose list registers are set up from now on (boot, before
-/// the CPUs come up).
+/// the CPUs come up; `lrs::init_cpu` sets the bits).
 pub fn enable() {
-    TRAP.store(true, Ordering::Relaxed);
+    super::lrs::trap_guest_cpuif();
 }
 
 /// Whether guest CPU-interface accesses are trapped.
 pub fn enabled() -> bool {
-    TRAP.load(Ordering::Relaxed)
-}
-
-/// Per CPU, after its GICv3 list registers were reset: set the trap bits if enabled.
-pub fn init_cpu() {
-    if enabled() {
-        // SAFETY: called on a CPU whose GICv3 system-register interface was enabled by the
-        // host GIC driver (the list-register backend was just created there).
-        unsafe { ich_cpuif::trap_guest_cpuif() };
-    }
+    super::lrs::guest_cpuif_trapped()
 }
 
 /// Emulates a trapped access of the loaded vCPU (`None`: not trapping, nothing done).

@@ -2,6 +2,8 @@
 //! `ICH_*_EL2`) and how guests get a GIC on this machine, decided once from the host GIC.
 //! Below the per-CPU data, which holds each CPU's backend.
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use spin::Once;
 use vgic::backends::gicv2::GichBackend;
 use vgic::backends::gicv3::IchBackend;
@@ -107,6 +109,21 @@ pub enum GuestGic {
 
 static GUEST_GIC: Once<Option<GuestGic>> = Once::new();
 
+/// Cavium 30115: guests' GICv3 CPU-interface accesses trap (`ICH_HCR_EL2.TC`/`TALL0`/`TALL1`,
+/// set in [`init_cpu`]) and are emulated (`cpuif_trap`).
+static TRAP_GUEST_CPUIF: AtomicBool = AtomicBool::new(false);
+
+/// Makes every CPU set up from now on trap its guests' GICv3 CPU-interface accesses (boot,
+/// before the CPUs come up).
+pub fn trap_guest_cpuif() {
+    TRAP_GUEST_CPUIF.store(true, Ordering::Relaxed);
+}
+
+/// Whether guests' GICv3 CPU-interface accesses trap.
+pub fn guest_cpuif_trapped() -> bool {
+    TRAP_GUEST_CPUIF.load(Ordering::Relaxed)
+}
+
 /// Decides how guests get a GIC (boot CPU, once). `None` when the host GIC lacks the
 /// virtualization extensions (GICv2 without GICH/GICV in the device tree).
 pub fn init(host: &HostGic) -> Option<GuestGic> {
@@ -143,7 +160,10 @@ pub fn init_cpu() -> Option<HostLrs> {
             // SAFETY: ICC_SRE_EL2.SRE was set by the host GIC driver's per-CPU init.
             let mut b = unsafe { IchBackend::new() };
             b.reset();
-            super::cpuif_trap::init_cpu();
+            if TRAP_GUEST_CPUIF.load(Ordering::Relaxed) {
+                // SAFETY: as above (GICv3 system registers enabled on this CPU).
+                unsafe { vgic::backends::ich_cpuif::trap_guest_cpuif() };
+            }
             Some(HostLrs::V3(b))
         }
     }

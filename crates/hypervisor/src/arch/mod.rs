@@ -34,4 +34,3 @@ pub mod vgic_glue;
 pub mod virtio_glue;
 pub mod vm;
 pub mod vm_console;
-pub mod zero;
