@@ -17,8 +17,8 @@ use guest_rt::timer::{self, Timer};
 
 /// Time before the window opens, after all CPUs are up (lets the scheduler settle).
 const WARMUP_US: u64 = 50_000;
-/// Length of the counting window: 50 time slices of the hypervisor's 10 ms.
-const WINDOW_US: u64 = 500_000;
+/// Length of the counting window: 100 time slices of the hypervisor's 10 ms.
+const WINDOW_US: u64 = 1_000_000;
 /// Loop iterations per counted block (two instructions each).
 const BLOCK: u64 = 256;
 /// The virtual timer (masked: no interrupt) is kept armed this far ahead while counting. It
