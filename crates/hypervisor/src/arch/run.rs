@@ -123,7 +123,8 @@ fn load(
     let vcpu = host.vcpu();
     if vcpu.power() == Power::OnPending {
         let (entry, context_id) = *vcpu.boot.lock();
-        host.vm.reset_vcpu_for_cpu_on(host.me, ctx, entry, context_id);
+        host.vm
+            .reset_vcpu_for_cpu_on(host.me, ctx, entry, context_id);
         timers.reset();
         vcpu.power.store(Power::On as u8, Ordering::Release);
     }
