@@ -387,13 +387,13 @@ mod tests {
         assert!(even.fair());
         let t = fairness_table(&[
             (cells()[0], FAIR_CASES[1], Some(even)),
-            (cells()[1], FAIR_CASES[2], None),
+            (cells()[1], FAIR_CASES[0], None),
         ]);
         assert!(t.contains("| max/vhe gic3 | placed 5+1+1+1 |"), "{t}");
         assert!(t.contains("| 1.094 |"), "{t}");
         assert!(t.contains("| - | yes |"), "{t}");
         assert!(
-            t.contains("| cortex-a57/nvhe gic2 | placed 5+1+1+1, balance=off | - |"),
+            t.contains("| cortex-a57/nvhe gic2 | spread 2+2+2+2 | - |"),
             "{t}"
         );
     }
