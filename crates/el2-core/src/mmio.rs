@@ -137,11 +137,9 @@ impl MmioAccess {
     /// for an X register or to 32 bits (upper half cleared) for a W register.
     #[inline(always)]
     pub const fn load_value(&self, raw: u64) -> u64 {
+        // Sign extension (`LDRS*`, rare on devices) out of line: the common load is a mask.
         let value = if self.sign_extend {
-            // Shift the access to the top and back arithmetically (a 64-bit access shifts
-            // by 0).
-            let shift = 64 - self.size.bits();
-            (((raw << shift) as i64) >> shift) as u64
+            sign_extend(raw, self.size)
         } else {
             raw & self.size.mask()
         };
@@ -157,6 +155,15 @@ impl MmioAccess {
     pub const fn store_value(&self, reg: u64) -> u64 {
         reg & self.size.mask()
     }
+}
+
+/// `raw` sign-extended from `size` to 64 bits: the access shifted to the top and back
+/// arithmetically (a 64-bit access shifts by 0).
+#[cold]
+#[inline(never)]
+const fn sign_extend(raw: u64, size: AccessSize) -> u64 {
+    let shift = 64 - size.bits();
+    (((raw << shift) as i64) >> shift) as u64
 }
 
 /// Why a device refused an access.

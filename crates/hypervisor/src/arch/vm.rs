@@ -2,6 +2,7 @@
 //! its vCPUs and its exit statistics. Built from one VM of the VM package; shared between
 //! physical CPUs (`Arc<Vm>`), with per-vCPU state behind its own lock.
 
+use crate::lock::Mutex;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -9,7 +10,6 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use el2_core::mmio::{MmioBus, SharedMmioDevice};
 use el2_core::vcpu::{VcpuContext, VcpuControls};
-use crate::lock::Mutex;
 use stage2::{S2Attrs, Stage2Config, Stage2Table, VmVmid, VmidAllocator};
 use tock_registers::interfaces::Readable;
 use vgic::Vgic;

@@ -2,11 +2,11 @@
 //! and its output on the hypervisor's console (line-prefixed with the VM's name when VMs
 //! share it). The virtio console writes to the same place.
 
+use crate::lock::Mutex;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use el2_core::mmio::{AccessSize, MmioCaller, MmioResult, SharedMmioDevice};
-use crate::lock::Mutex;
 
 use crate::devices::pl011::{LinePrefixer, Pl011, UartOutput};
 use crate::layout;

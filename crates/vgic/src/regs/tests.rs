@@ -321,3 +321,52 @@ fn rows_continuing_an_array() {
         assert_eq!(v.gicd_read(0, off, 4), Ok(val), "GICD {off:#x}");
     }
 }
+
+/// A register read changes no interrupt state: reading every word of every frame, with
+/// interrupts pending, enabled and targeted, leaves the kick set empty (the hypervisor's
+/// MMIO read path relies on it and takes no kicks after a read).
+#[test]
+fn reads_never_kick() {
+    for version in [GicVersion::V2, GicVersion::V3] {
+        let mut v = Vgic::new(VgicConfig {
+            version,
+            vcpu_mpidrs: vec![0, 1],
+            nr_spis: 64,
+        })
+        .unwrap();
+        let (enable, pend) = (0x100, 0x200);
+        // SPIs 32..63 enabled and pending (and, on GICv3, the SGIs/PPIs of vCPU 1).
+        v.gicd_write(0, 0x000, 4, 3).unwrap();
+        if version == GicVersion::V2 {
+            // GICD_ITARGETSR8..15: SPIs 32..63 to CPU 0.
+            for n in 8..16 {
+                v.gicd_write(0, 0x800 + 4 * n, 4, 0x0101_0101).unwrap();
+            }
+        }
+        v.gicd_write(0, enable + 4, 4, 0xffff_ffff).unwrap();
+        v.gicd_write(0, pend + 4, 4, 0xffff_ffff).unwrap();
+        if version == GicVersion::V3 {
+            let sgi = crate::GICR_FRAME_SIZE + GICR_SGI_BASE;
+            v.gicr_write(1, sgi + enable, 4, 0xffff_ffff).unwrap();
+            v.gicr_write(1, sgi + pend, 4, 0xffff_ffff).unwrap();
+        }
+        // The writes did make interrupts deliverable (so a read that re-evaluated them
+        // would kick).
+        assert!(v.has_kicks(), "{version:?}: the setup kicked nobody");
+        let _ = v.take_kicks();
+        let frame = if version == GicVersion::V2 {
+            0x1000
+        } else {
+            0x1_0000
+        };
+        for off in (0..frame).step_by(4) {
+            let _ = v.gicd_read(1, off, 4);
+        }
+        if version == GicVersion::V3 {
+            for off in (0..2 * crate::GICR_FRAME_SIZE).step_by(4) {
+                let _ = v.gicr_read(0, off, 4);
+            }
+        }
+        assert!(!v.has_kicks(), "{version:?}: a read left a kick");
+    }
+}
