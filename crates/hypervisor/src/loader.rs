@@ -152,6 +152,57 @@ pub fn plan(
     })
 }
 
+/// The bytes the hypervisor wrote into a guest's memory before the guest runs (host
+/// physical ranges: its images, its device tree, the DBT runtime), so that exactly those
+/// can be cleaned to the point of coherency: a guest that starts with its MMU off (the
+/// arm64 and ARM boot protocols) reads them non-cacheable, from memory, not from the
+/// hypervisor's cache.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenRanges {
+    ranges: alloc::vec::Vec<(u64, u64)>,
+}
+
+impl WrittenRanges {
+    /// No writes yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a write of `len` bytes at `start` (empty writes are ignored).
+    pub fn record(&mut self, start: u64, len: u64) {
+        if len > 0 {
+            self.ranges.push((start, start.saturating_add(len)));
+        }
+    }
+
+    /// The recorded writes as `[start, end)` ranges, in the order they were made.
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+
+    /// The `[start, end)` spans of whole cache lines of `line` bytes (a power of two, e.g.
+    /// `CTR_EL0.DminLine`) that hold every recorded byte: each write widened to line
+    /// boundaries, sorted, overlapping or touching spans merged, so no line is maintained
+    /// twice.
+    pub fn line_spans(&self, line: u64) -> alloc::vec::Vec<(u64, u64)> {
+        debug_assert!(line.is_power_of_two());
+        let mut spans: alloc::vec::Vec<(u64, u64)> = self
+            .ranges
+            .iter()
+            .map(|&(s, e)| (s & !(line - 1), e.saturating_add(line - 1) & !(line - 1)))
+            .collect();
+        spans.sort_unstable();
+        let mut merged: alloc::vec::Vec<(u64, u64)> = alloc::vec::Vec::with_capacity(spans.len());
+        for (s, e) in spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        merged
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +272,80 @@ mod tests {
             plan(0x4000_0000, 128 << 20, &huge, None),
             Err(LoadError::DoesNotFit)
         );
+    }
+
+    /// Every byte in `w` lies in one of `spans`, the spans are line-aligned, sorted and
+    /// apart, and each of their lines holds at least one written byte (nothing else is
+    /// maintained).
+    fn assert_spans_cover(w: &WrittenRanges, line: u64) {
+        let spans = w.line_spans(line);
+        for &(s, e) in &spans {
+            assert!(s % line == 0 && e % line == 0 && s < e, "{spans:x?}");
+        }
+        for pair in spans.windows(2) {
+            assert!(pair[0].1 < pair[1].0, "not merged: {spans:x?}");
+        }
+        for &(s, e) in w.ranges() {
+            assert!(
+                spans.iter().any(|&(a, b)| a <= s && e <= b),
+                "write {s:#x}..{e:#x} not covered by {spans:x?}"
+            );
+        }
+        for &(a, b) in &spans {
+            let mut l = a;
+            while l < b {
+                assert!(
+                    w.ranges().iter().any(|&(s, e)| s < l + line && l < e),
+                    "line {l:#x} cleaned but never written"
+                );
+                l += line;
+            }
+        }
+    }
+
+    #[test]
+    fn images_of_a_guest_are_covered() {
+        // What `Vm::write_images` records: kernel, initrd and device tree of a planned guest.
+        let kernel_len = 0x1234_5;
+        let k = inspect(&image(0x8_0000, kernel_len)).unwrap();
+        let l = plan(0x4000_0000, 128 << 20, &k, Some(0x1801)).unwrap();
+        let mut w = WrittenRanges::new();
+        w.record(l.kernel, kernel_len);
+        let (start, end) = l.initrd.unwrap();
+        w.record(start, end - start);
+        w.record(l.dtb, 0x5a3);
+        w.record(l.dtb, 0); // an empty write adds nothing
+        assert_eq!(w.ranges().len(), 3);
+        for line in [16, 32, 64, 128] {
+            assert_spans_cover(&w, line);
+        }
+        let spans = w.line_spans(64);
+        assert_eq!(spans[0], (0x4008_0000, 0x4008_0000 + 0x1234_5 + 0x3b));
+        assert_eq!(spans[2], (l.dtb, l.dtb + 0x5c0));
+    }
+
+    #[test]
+    fn overlapping_and_touching_writes_merge() {
+        let mut w = WrittenRanges::new();
+        w.record(0x1010, 0x20); // line 0x1000 (64-byte lines)
+        w.record(0x1000, 8); // same line again
+        w.record(0x1040, 0x41); // lines 0x1040..0x10c0: touches the first span
+        w.record(0x2000, 0x40);
+        assert_eq!(w.line_spans(64), [(0x1000, 0x10c0), (0x2000, 0x2040)]);
+        assert_spans_cover(&w, 64);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn line_spans_cover_every_written_byte(
+            writes in proptest::collection::vec((0u64..0x1_0000, 0u64..0x900), 0..12),
+            line_log2 in 4u32..8,
+        ) {
+            let mut w = WrittenRanges::new();
+            for (start, len) in writes {
+                w.record(0x8000_0000 + start, len);
+            }
+            assert_spans_cover(&w, 1 << line_log2);
+        }
     }
 }
