@@ -6,7 +6,13 @@
 //! of 8 or 16 bytes per store (guest RAM, heap growth and stage-2 tables: most of the boot
 //! time before). Plain stores where `DCZID_EL0.DZP` prohibits it or the EL2 MMU is off
 //! (`DC ZVA` needs Normal memory).
+//!
+//! Guest memory ([`alloc_zeroed_to_poc`]) is also cleaned and invalidated to the point of
+//! coherency in the same pass (`DC CIVAC` on each block right after its `DC ZVA`, while the
+//! line is still close): a guest starting with its MMU off reads memory, not our cache, and
+//! must see zeros there, not a previous VM's or the hypervisor's data (`super::cache`).
 
+use super::cache;
 use aarch64_cpu::registers::{Readable, SCTLR_EL2};
 use buddy_system_allocator::FrameAllocator;
 use spin::Mutex;
@@ -33,7 +39,18 @@ pub fn alloc_zeroed(bytes: u64) -> Option<u64> {
     let first = FRAMES.lock().alloc(frames)?;
     let pa = first as u64 * FRAME;
     // SAFETY: the frames were just allocated for us and are identity-mapped RAM.
-    unsafe { zero(pa, frames as u64 * FRAME) };
+    unsafe { zero(pa, frames as u64 * FRAME, false) };
+    Some(pa)
+}
+
+/// [`alloc_zeroed`] for memory a guest will use: the zeros are also cleaned to the point of
+/// coherency and no cache keeps a line of it (see the module documentation).
+pub fn alloc_zeroed_to_poc(bytes: u64) -> Option<u64> {
+    let frames = bytes.div_ceil(FRAME) as usize;
+    let first = FRAMES.lock().alloc(frames)?;
+    let pa = first as u64 * FRAME;
+    // SAFETY: the frames were just allocated for us and are identity-mapped RAM.
+    unsafe { zero(pa, frames as u64 * FRAME, true) };
     Some(pa)
 }
 
@@ -75,17 +92,24 @@ fn zva_block() -> Option<u64> {
     (dczid & DCZID_DZP == 0 && mmu_on).then(|| 4 << (dczid & 0xf))
 }
 
-/// Zeroes `[pa, pa + len)`.
+/// Zeroes `[pa, pa + len)`; with `to_poc` also cleans and invalidates it to the point of
+/// coherency (`DC CIVAC` of each block's lines right after its `DC ZVA`, then `DSB SY`).
 ///
 /// # Safety
 /// The range is identity-mapped memory the caller owns exclusively (nothing else reads or
 /// writes it meanwhile).
-unsafe fn zero(pa: u64, len: u64) {
+unsafe fn zero(pa: u64, len: u64, to_poc: bool) {
+    let line = cache::dcache_line();
     let block = match zva_block() {
-        Some(b) if pa.is_multiple_of(b) && len.is_multiple_of(b) => b,
+        // The cleaning below steps by whole lines within each block.
+        Some(b) if pa.is_multiple_of(b) && len.is_multiple_of(b) && (!to_poc || b >= line) => b,
         _ => {
             // SAFETY: the caller owns the identity-mapped range.
             unsafe { core::ptr::write_bytes(pa as *mut u8, 0, len as usize) };
+            if to_poc {
+                // SAFETY: as above.
+                unsafe { cache::clean_inval_to_poc(pa, len) };
+            }
             return;
         }
     };
@@ -103,13 +127,54 @@ unsafe fn zero(pa: u64, len: u64) {
                 d = in(reg) p + 3 * block, options(nostack)
             )
         };
+        if to_poc {
+            // SAFETY: the same lines; DC CIVAC is ordered after the DC ZVA (a store) to
+            // the same location and writes the zeros back.
+            unsafe { clean_lines(p, step, line) };
+        }
         p += step;
     }
     while p < end {
         // SAFETY: as above, one block.
         unsafe { core::arch::asm!("dc zva, {}", in(reg) p, options(nostack)) };
+        if to_poc {
+            // SAFETY: as above.
+            unsafe { clean_lines(p, block, line) };
+        }
         p += block;
     }
-    // Later loads and stores of this CPU, and other observers, see the zeros.
-    aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::ISH);
+    if to_poc {
+        // SAFETY: barrier only; full system, for observers with caches off.
+        unsafe { core::arch::asm!("dsb sy", options(nostack)) };
+    } else {
+        // Later loads and stores of this CPU, and other observers, see the zeros.
+        aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::ISH);
+    }
+}
+
+/// `DC CIVAC` on each `line`-byte line of `[p, p + len)` (`p` and `len` line multiples),
+/// four lines per iteration when the length allows; the caller issues the `DSB`.
+///
+/// # Safety
+/// The range is identity-mapped memory.
+#[inline(always)]
+unsafe fn clean_lines(p: u64, len: u64, line: u64) {
+    let end = p + len;
+    let mut a = p;
+    while end - a >= 4 * line {
+        // SAFETY: cache maintenance by VA on mapped memory; it loses no data.
+        unsafe {
+            core::arch::asm!(
+                "dc civac, {a}", "dc civac, {b}", "dc civac, {c}", "dc civac, {d}",
+                a = in(reg) a, b = in(reg) a + line, c = in(reg) a + 2 * line,
+                d = in(reg) a + 3 * line, options(nostack)
+            )
+        };
+        a += 4 * line;
+    }
+    while a < end {
+        // SAFETY: as above.
+        unsafe { core::arch::asm!("dc civac, {}", in(reg) a, options(nostack)) };
+        a += line;
+    }
 }

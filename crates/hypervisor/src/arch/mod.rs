@@ -4,6 +4,7 @@
 pub mod log;
 pub mod below_el2;
 pub mod boot;
+pub mod cache;
 pub mod console;
 pub mod cpu;
 pub mod cpu_loop;

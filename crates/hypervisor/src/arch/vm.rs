@@ -15,6 +15,7 @@ use tock_registers::interfaces::Readable;
 use vgic::Vgic;
 use vtimer::{VcpuTimer, VmCounter};
 
+use super::cache;
 use super::debug_regs::DebugRegs;
 use super::frames::{self, FrameTables};
 use super::vgic_glue::GicRegion;
@@ -28,7 +29,7 @@ use crate::bootargs::ResetPolicy;
 use crate::dbt_runtime;
 use crate::guest_fdt::{self, GicNode, GuestFdtConfig, UartNode, VirtioMmioNode};
 use crate::layout;
-use crate::loader::{self, GuestLayout, LoadError};
+use crate::loader::{self, GuestLayout, LoadError, WrittenRanges};
 
 /// Why a VM could not be created.
 #[derive(Debug)]
@@ -299,7 +300,8 @@ impl Vm {
             Some(img) => Some(virtio_glue::PackageDisk::new(img).ok_or(VmError::OutOfMemory)?),
             None => None,
         };
-        let ram_pa = frames::alloc_zeroed(ram_size).ok_or(VmError::OutOfMemory)?;
+        // Zeroed and cleaned to PoC: the guest starts with its MMU off (`arch::cache`).
+        let ram_pa = frames::alloc_zeroed_to_poc(ram_size).ok_or(VmError::OutOfMemory)?;
         let mut stage2 = match Stage2Table::new(p.s2cfg, FrameTables) {
             Ok(s) => s,
             Err(e) => {
@@ -419,7 +421,8 @@ impl Vm {
             uart,
             virtio,
         };
-        vm.load_images(spec)?;
+        let written = vm.write_images(spec)?;
+        clean_written(&written);
         Ok(vm)
     }
 
@@ -455,16 +458,38 @@ impl Vm {
         }
     }
 
+    /// Reloads the VM's images for a restart (`SYSTEM_RESET`): [`Vm::write_images`], then
+    /// all of its RAM (and the DBT runtime's region) is cleaned and invalidated to the point
+    /// of coherency, not only what was rewritten: lines the guest left dirty in the caches
+    /// while its MMU was on would otherwise be written back over what it writes with its
+    /// MMU off after the restart, and clean copies would shadow those writes later.
+    pub fn load_images(&self, spec: &vmpkg::VmSpec<'_>) -> Result<(), VmError> {
+        self.write_images(spec)?;
+        // SAFETY: the VM's RAM, identity-mapped; no vCPU of the VM runs (restart).
+        unsafe { cache::clean_inval_to_poc(self.ram_pa, self.ram_size) };
+        if let Some(pa) = self.dbt_region {
+            // SAFETY: the VM's runtime region, identity-mapped.
+            unsafe { cache::clean_inval_to_poc(pa, dbt_runtime::REGION_SIZE) };
+        }
+        cache::invalidate_icache();
+        Ok(())
+    }
+
     /// Copies kernel and initrd into guest RAM and writes the guest device tree; for a DBT
     /// VM also the runtime's image into its region (a restart gets a fresh runtime: its
-    /// data, heap and code cache start over).
-    pub fn load_images(&self, spec: &vmpkg::VmSpec<'_>) -> Result<(), VmError> {
+    /// data, heap and code cache start over). Returns the host physical ranges written,
+    /// which the caller cleans to PoC before a vCPU runs.
+    fn write_images(&self, spec: &vmpkg::VmSpec<'_>) -> Result<WrittenRanges, VmError> {
+        let mut written = WrittenRanges::new();
         if let Some(pa) = self.dbt_region {
-            copy_dbt_runtime(pa);
+            written.record(pa, copy_dbt_runtime(pa));
         }
-        self.copy_in(self.layout.kernel, spec.kernel)?;
+        written.record(
+            self.copy_in(self.layout.kernel, spec.kernel)?,
+            spec.kernel.len() as u64,
+        );
         if let (Some(initrd), Some((start, _))) = (spec.initrd, self.layout.initrd) {
-            self.copy_in(start, initrd)?;
+            written.record(self.copy_in(start, initrd)?, initrd.len() as u64);
         }
         let fdt_cfg = GuestFdtConfig {
             ram_base: layout::RAM_BASE,
@@ -512,7 +537,8 @@ impl Vm {
         if dtb.len() as u64 > loader::DTB_RESERVE {
             return Err(VmError::Fdt);
         }
-        self.copy_in(self.layout.dtb, &dtb)
+        written.record(self.copy_in(self.layout.dtb, &dtb)?, dtb.len() as u64);
+        Ok(written)
     }
 
     /// Is `ipa` inside the VM's RAM?
@@ -520,8 +546,10 @@ impl Vm {
         ipa >= self.ram_ipa && ipa - self.ram_ipa < self.ram_size
     }
 
-    /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM).
-    pub fn copy_in(&self, ipa: u64, data: &[u8]) -> Result<(), VmError> {
+    /// Copies `data` into guest RAM at `ipa` (bounds-checked against the VM's RAM) and
+    /// returns the host physical address written. It leaves the data in the caches: before
+    /// a guest with its MMU off reads it, the caller cleans it to PoC (`arch::cache`).
+    pub fn copy_in(&self, ipa: u64, data: &[u8]) -> Result<u64, VmError> {
         let off = ipa
             .checked_sub(self.ram_ipa)
             .ok_or(VmError::Load(LoadError::DoesNotFit))?;
@@ -541,7 +569,7 @@ impl Vm {
                 data.len(),
             )
         };
-        Ok(())
+        Ok(self.ram_pa + off)
     }
 
     /// Records how the VM ended (first caller wins). Returns true for the first caller.
@@ -585,7 +613,7 @@ impl Drop for Vm {
 /// copies the image); returns its host physical address.
 fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError> {
     let size = dbt_runtime::REGION_SIZE;
-    let pa = frames::alloc_zeroed(size).ok_or(VmError::OutOfMemory)?;
+    let pa = frames::alloc_zeroed_to_poc(size).ok_or(VmError::OutOfMemory)?;
     if let Err(e) = stage2.map(dbt_runtime::REGION_IPA, pa, size, S2Attrs::RAM) {
         frames::free(pa, size);
         return Err(VmError::Stage2(e));
@@ -593,18 +621,29 @@ fn map_dbt_runtime(stage2: &mut Stage2Table<FrameTables>) -> Result<u64, VmError
     Ok(pa)
 }
 
-/// Copies the runtime's image to the start of a DBT VM's region at `pa`.
-fn copy_dbt_runtime(pa: u64) {
-    let size = dbt_runtime::REGION_SIZE;
-    // SAFETY: [pa, pa + size) is the VM's runtime region (`map_dbt_runtime`), identity-
+/// Copies the runtime's image to the start of a DBT VM's region at `pa`; returns the bytes
+/// written.
+fn copy_dbt_runtime(pa: u64) -> u64 {
+    let len = dbt_runtime::IMAGE
+        .len()
+        .min(dbt_runtime::REGION_SIZE as usize);
+    // SAFETY: [pa, pa + REGION_SIZE) is the VM's runtime region (`map_dbt_runtime`), identity-
     // mapped in the hypervisor; no vCPU of the VM runs (creation, or a restart with every
     // vCPU stopped); the image (in the hypervisor's own image) is smaller than the region
     // (checked by `dbt_runtime`'s test) and does not overlap it.
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            dbt_runtime::IMAGE.as_ptr(),
-            pa as *mut u8,
-            dbt_runtime::IMAGE.len().min(size as usize),
-        )
-    };
+    unsafe { core::ptr::copy_nonoverlapping(dbt_runtime::IMAGE.as_ptr(), pa as *mut u8, len) };
+    len as u64
+}
+
+/// Cleans and invalidates to PoC every cache line holding a byte of `written`, then
+/// invalidates the instruction caches: what a VM's first instructions read, with its MMU
+/// off, is in memory (the zeroes around it already are: `frames::alloc_zeroed_to_poc`).
+fn clean_written(written: &WrittenRanges) {
+    let line = cache::dcache_line();
+    for (start, end) in written.line_spans(line) {
+        // SAFETY: host physical ranges of a VM's RAM or runtime region (identity-mapped)
+        // that were just written; no vCPU of the VM runs yet.
+        unsafe { cache::clean_inval_to_poc(start, end - start) };
+    }
+    cache::invalidate_icache();
 }
