@@ -18,6 +18,7 @@ pub mod firmware;
 pub mod guest_arch;
 pub mod guest_fdt;
 pub mod idregs;
+pub mod last_ran;
 pub mod layout;
 pub mod loader;
 pub mod lock;

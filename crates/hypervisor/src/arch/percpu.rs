@@ -40,6 +40,9 @@ pub struct PerCpu {
     pub resched: AtomicBool,
     /// This CPU's list-register backend (only this CPU uses it).
     pub lrs: spin::Mutex<Option<super::lrs::HostLrs>>,
+    /// The vCPU of each VM that last ran here (only this CPU uses it, except a VM restart,
+    /// which forgets the VM on every CPU: [`forget_vm`]).
+    pub last_ran: spin::Mutex<crate::last_ran::LastRan>,
 }
 
 /// Every CPU's `PerCpu`, indexed by linear index (set before the CPU starts).
@@ -62,6 +65,7 @@ pub fn init_all(mpidrs: &[u64]) {
                     fp_owner: AtomicUsize::new(0),
                     resched: AtomicBool::new(false),
                     lrs: spin::Mutex::new(None),
+                    last_ran: spin::Mutex::new(crate::last_ran::LastRan::new()),
                 }))
             })
             .collect()
@@ -87,6 +91,14 @@ pub fn set_current(index: usize, gic: CpuGic) {
 pub fn forget_fp_state() {
     for c in all() {
         c.fp_owner.store(0, Ordering::Release);
+    }
+}
+
+/// Forgets which vCPU of VM `vm` (its index) last ran on each CPU: it restarts, and its
+/// first load on each CPU afterwards invalidates that CPU's entries of its VMID.
+pub fn forget_vm(vm: usize) {
+    for c in all() {
+        c.last_ran.lock().forget(vm);
     }
 }
 

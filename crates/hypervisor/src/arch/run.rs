@@ -144,6 +144,7 @@ fn load(
     }
     // SAFETY: at EL2 on the CPU that owns this vCPU; no other vCPU is loaded here.
     unsafe { sw.vcpu_load(ctx) };
+    sched::after_vcpu_load(host.vm.index, host.me);
     if host.debug.active {
         host.debug.load();
     }
@@ -341,6 +342,7 @@ fn maybe_restart(t: &Thread) {
     drop(guards);
     reset_devices(vm);
     super::percpu::forget_fp_state();
+    super::percpu::forget_vm(vm.index);
     *vm.end.lock() = None;
     vm.ended.store(false, Ordering::Release);
     crate::hv_log!("{}: restarted", vm.name);

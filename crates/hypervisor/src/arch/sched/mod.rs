@@ -14,6 +14,9 @@
 //! picks a vCPU here and runs it with `run.rs`.
 
 mod balance;
+mod last_ran;
+
+pub use last_ran::after_vcpu_load;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -524,6 +527,10 @@ fn finish_machine(s: &Scheduler) -> ! {
     if s.balance {
         crate::hv_log!("scheduler: {} vCPU move(s) between CPUs", balance::moves());
     }
+    crate::hv_log!(
+        "scheduler: {} local TLB/I-cache invalidation(s) on a switch between vCPUs of a VM",
+        last_ran::flushes()
+    );
     super::errata_boot::report();
     let mut status = 0;
     for vm in &s.vms {
