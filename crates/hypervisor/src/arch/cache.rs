@@ -7,11 +7,16 @@
 //! `kvm_flush_dcache_to_poc` = `dcache_clean_inval_poc`): cleaning puts the data in memory;
 //! invalidating leaves no clean copy behind that the guest's later cacheable reads (once
 //! its MMU is on) could hit instead of what it wrote meanwhile with its MMU off. The line
-//! size is `CTR_EL0.DminLine` (64 bytes on QEMU's CPUs and Cortex-A57, 128 on ThunderX).
+//! size is `CTR_EL0.DminLine` (64 bytes on Cortex-A57 and QEMU's `max`, 128 on ThunderX, 256
+//! on A64FX).
 //!
 //! Not done: `HCR_EL2.FWB` (FEAT_S2FWB, `ID_AA64MMFR2_EL1.FWB`) would force the guest's
 //! accesses cacheable and make this unnecessary, but changes what stage-2 `MemAttr` means;
-//! Cortex-A57 and ThunderX do not have it.
+//! Cortex-A57 and ThunderX do not have it (QEMU 7.2: `max` has it, `cortex-a57` and
+//! `a64fx` do not; the boot log says which).
+//!
+//! What the device models write later (virtio rings and buffers) is not cleaned: a guest
+//! driving a device maps that RAM cacheable (Normal Write-Back, as KVM relies on too).
 
 /// `CTR_EL0.DminLine`: the smallest data cache line of this CPU, in bytes.
 pub fn dcache_line() -> u64 {
@@ -52,4 +57,16 @@ pub fn invalidate_icache() {
     // SAFETY: invalidating instruction caches loses nothing; the barriers order it before
     // the guest's first fetch.
     unsafe { core::arch::asm!("ic ialluis", "dsb ish", "isb", options(nostack)) };
+}
+
+/// Whether the CPU has FEAT_S2FWB (`ID_AA64MMFR2_EL1.FWB`, bits [43:40]): stage 2 could
+/// force guest accesses Write-Back (`HCR_EL2.FWB`), which would make the cleaning here
+/// unnecessary. Reported in the boot log; not used (see the module documentation).
+pub fn has_s2fwb() -> bool {
+    let mmfr2: u64;
+    // SAFETY: ID_AA64MMFR2_EL1 is a read-only identification register readable at EL2.
+    unsafe {
+        core::arch::asm!("mrs {}, id_aa64mmfr2_el1", out(reg) mmfr2, options(nomem, nostack))
+    };
+    (mmfr2 >> 40) & 0xf != 0
 }

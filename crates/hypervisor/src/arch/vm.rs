@@ -423,6 +423,13 @@ impl Vm {
         };
         let written = vm.write_images(spec)?;
         clean_written(&written);
+        if p.index == 0 {
+            crate::hv_log!(
+                "guest memory: zeroes and images cleaned to PoC before the guests run (DC CIVAC, {}-byte lines; FEAT_S2FWB {})",
+                cache::dcache_line(),
+                if cache::has_s2fwb() { "present, not used" } else { "absent" }
+            );
+        }
         Ok(vm)
     }
 
