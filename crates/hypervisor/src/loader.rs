@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn images_of_a_guest_are_covered() {
         // What `Vm::write_images` records: kernel, initrd and device tree of a planned guest.
-        let kernel_len = 0x1234_5;
+        let kernel_len = 0x0001_2345;
         let k = inspect(&image(0x8_0000, kernel_len)).unwrap();
         let l = plan(0x4000_0000, 128 << 20, &k, Some(0x1801)).unwrap();
         let mut w = WrittenRanges::new();
@@ -320,7 +320,7 @@ mod tests {
             assert_spans_cover(&w, line);
         }
         let spans = w.line_spans(64);
-        assert_eq!(spans[0], (0x4008_0000, 0x4008_0000 + 0x1234_5 + 0x3b));
+        assert_eq!(spans[0], (0x4008_0000, 0x4008_0000 + 0x0001_2345 + 0x3b));
         assert_eq!(spans[2], (l.dtb, l.dtb + 0x5c0));
     }
 
