@@ -772,7 +772,7 @@ fn branches_vs_qemu_arm() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1200);
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::seeded(seed);
     let src = scratch(&mut rng);
     let mut cases = Vec::new();
     // Directed: every kind and variant, in both flag outcomes (most likely).

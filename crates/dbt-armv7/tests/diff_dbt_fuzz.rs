@@ -31,7 +31,7 @@ fn seed() -> u64 {
 
 #[test]
 fn random_bytes_translate_without_panic() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::seeded(seed());
     let gen = A64Gen::new();
     let (_, rt) = gen.runtime();
     let mut ram = FlatRam::new(0, 1 << 16);
@@ -69,7 +69,7 @@ fn random_code_runs_to_architectural_outcomes() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_000);
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::seeded(seed());
     const BASE: u32 = 0x10000;
     const CODE: u32 = 0x11000;
     let mut img = vec![0u8; (CODE - BASE) as usize + 64 * chunks as usize + 0x10000];

@@ -234,7 +234,7 @@ fn differential_vs_qemu_arm() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::seeded(seed);
     let src = scratch(&mut rng);
     let mut probe_ram = FlatRam::new(BASE as u64, (END - BASE) as usize);
     probe_ram.load(SRC as u64, &src);

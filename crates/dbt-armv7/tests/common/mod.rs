@@ -206,6 +206,15 @@ pub fn record_coverage(name: &str, counts: &[u64]) {
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// A generator for `seed`: the seed goes through SplitMix64 so that every seed gives a
+    /// different, non-zero xorshift state (`seed | 1` made seeds 2k and 2k+1 the same run).
+    pub fn seeded(seed: u64) -> Rng {
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        Rng(if z == 0 { 1 } else { z })
+    }
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
