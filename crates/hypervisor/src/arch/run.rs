@@ -221,9 +221,14 @@ fn wait_loaded(
             // path (put, scheduler, load) delivers it as it always has.
             return false;
         }
-        // The EL2 timer for the slice end and the wake-up time; the virtual timer's own PPI
-        // may wake the CPU first.
-        match (host.slice_end, wake_at) {
+        // The EL2 timer for the wake-up time and for the earliest timer of another vCPU
+        // here (the slice end would only matter with another vCPU runnable, and none is:
+        // one becomes runnable by its timer or by a kick's SGI); the virtual timer's own
+        // PPI may wake the CPU first.
+        let others = host
+            .slice_end
+            .and_then(|_| sched::others_wake_at(host.thread));
+        match (others, wake_at) {
             (Some(a), Some(b)) => timer::arm(a.min(b)),
             (Some(a), None) | (None, Some(a)) => timer::arm(a),
             (None, None) => timer::disarm(),

@@ -511,6 +511,25 @@ pub fn others_runnable(current: &Thread) -> bool {
         .any(|t| !(Arc::ptr_eq(&t.vm, &current.vm) && t.vcpu == current.vcpu) && runnable(t))
 }
 
+/// The earliest time at which a blocked vCPU of this CPU's queue other than `current`
+/// becomes runnable by its timers (`None`: none has a timer; kicks come as interrupts).
+/// A vCPU waiting loaded in `WFI` arms the EL2 timer for it instead of a slice end that has
+/// passed: nothing else can make another vCPU here runnable, and re-arming a passed
+/// deadline makes every `WFI` return at once (a busy loop of EL2 timer interrupts).
+pub fn others_wake_at(current: &Thread) -> Option<u64> {
+    let sched = SCHED.get()?;
+    let q = &sched.queues[percpu::current().index];
+    let queue = q.queue.lock();
+    queue
+        .threads
+        .iter()
+        .filter(|t| !(Arc::ptr_eq(&t.vm, &current.vm) && t.vcpu == current.vcpu))
+        .filter(|t| !t.vm.ended.load(Ordering::Acquire))
+        .map(|t| t.vm.vcpus[t.vcpu].wake_at.load(Ordering::Acquire))
+        .filter(|&at| at != 0)
+        .min()
+}
+
 fn machine_done(s: &Scheduler) -> bool {
     // A VM that reset and restarts is not done.
     let stopped = |vm: &Arc<Vm>| vm.ended.load(Ordering::Acquire) && !vm.will_restart();
