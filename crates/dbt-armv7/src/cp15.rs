@@ -58,6 +58,16 @@ pub enum Cp15Effect {
 /// SCTLR reset value (Cortex-A15: RES1 bits 23, 22, 18, 16, 11 (Z), 4:3).
 pub const SCTLR_RESET: u32 = 0x00c5_0078;
 
+/// `ID_PFR0`: `State0` = 1 (A32), `State1` = 3 (T32 with Thumb-2), `State2` = 1 (trivial
+/// Jazelle: `JIDR`/`JOSCR`/`JMCR` in `cp14.rs`), `State3` = 0: no ThumbEE. A Cortex-A15 has
+/// ThumbEE, but the model has neither ThumbEE state nor `TEECR`/`TEEHBR` (`MRC p14, 6`
+/// is UNDEFINED, as in hardware AArch32 on ARMv8, whose `ID_PFR0` is the same); Linux reads
+/// `TEEHBR` on every context switch when `State3` says ThumbEE and oopses on the UNDEFINED.
+pub const ID_PFR0: u32 = 0x0000_0131;
+/// `ID_ISAR3`: a Cortex-A15's (`0x1111_2131`) with `ThumbEE_extn` [31:28] = 0 to match
+/// `ID_PFR0.State3`.
+pub const ID_ISAR3: u32 = 0x0111_2131;
+
 impl Default for Cp15 {
     fn default() -> Self {
         Cp15::new()
@@ -134,7 +144,7 @@ impl Cp15 {
             (0, 0, 0, 5) => self.mpidr,
             (0, 0, 0, 6) => 0,
             (0, 0, 1, n) => [
-                0x0000_1131,
+                ID_PFR0,
                 0x0001_1011,
                 0x0201_0555,
                 0,
@@ -147,7 +157,7 @@ impl Cp15 {
                 0x0210_1110,
                 0x1311_2111,
                 0x2123_2041,
-                0x1111_2131,
+                ID_ISAR3,
                 0x1001_1142,
                 0,
                 0,
@@ -350,5 +360,31 @@ impl Cp15 {
             (14, 0..=3) => Cp15Effect::Timer,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cp14::Cp14;
+
+    /// The ID registers advertise no ThumbEE, and its registers are indeed absent: Linux
+    /// armv7 (`thumbee_notifier`) reads `TEEHBR` on every context switch when `ID_PFR0`
+    /// says ThumbEE.
+    #[test]
+    fn no_thumbee_advertised_and_none_there() {
+        let cp15 = Cp15::new();
+        let (pfr0, _) = cp15.read(0, 0, 1, 0).unwrap();
+        let (isar3, _) = cp15.read(0, 0, 2, 3).unwrap();
+        assert_eq!(pfr0 >> 12 & 0xf, 0, "ID_PFR0.State3 {pfr0:#x}");
+        assert_eq!(isar3 >> 28, 0, "ID_ISAR3.ThumbEE_extn {isar3:#x}");
+        // A32, Thumb-2 and trivial Jazelle stay advertised.
+        assert_eq!(pfr0 & 0xfff, 0x131);
+        let cp14 = Cp14::new();
+        // TEECR (c0) and TEEHBR (c1), opc1 = 6: UNDEFINED.
+        assert_eq!(cp14.read(6, 0, 0, 0, false), None);
+        assert_eq!(cp14.read(6, 1, 0, 0, false), None);
+        // The trivial Jazelle ID register ID_PFR0.State2 promises is there.
+        assert_eq!(cp14.read(7, 0, 0, 0, false), Some(0));
     }
 }
