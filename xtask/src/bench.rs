@@ -415,8 +415,7 @@ pub fn run(
         };
         let runs = crate::bench_smp::run(&files, filter);
         println!("{}", crate::bench_smp::table(&runs));
-        let fair =
-            crate::bench_smp::fairness(ws, &objcopy, &qemu_path, &out_dir, &hv_bin, filter)?;
+        let fair = crate::bench_smp::fairness(ws, &objcopy, &qemu_path, &out_dir, &hv_bin, filter)?;
         println!("{}", crate::bench_smp::fairness_table(&fair));
         let balanced_fair = fair
             .iter()
