@@ -176,9 +176,43 @@ pub(crate) const fn word_index<const WORDS: usize>(rows: &[Region]) -> [u8; WORD
     index
 }
 
-/// Finds the row and the handler argument, or the error for this access.
+/// Finds the row and the handler argument, or the error for this access. The common case,
+/// an aligned 32-bit access to a row that allows it, is decided here with no more checks
+/// than it needs (rows are whole words, so an aligned word inside a row ends inside it);
+/// everything else, errors included, goes through [`lookup_general`].
 #[inline(always)]
 fn lookup(frame: &Frame, offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
+    if size == W32 && offset & 3 == 0 {
+        let slot = usize::try_from(offset / 4)
+            .ok()
+            .and_then(|w| frame.index.get(w))
+            .copied()
+            .unwrap_or(0);
+        if let Some(r) = frame.rows.get(usize::from(slot).wrapping_sub(1)) {
+            if r.widths & W32 != 0 {
+                return Ok((r, argument(r, offset)));
+            }
+        }
+    }
+    lookup_general(frame, offset, size)
+}
+
+/// The handler argument for an access at `offset` in row `r`: the first INTID of a
+/// per-interrupt row, else the byte offset from [`Region::base`].
+#[inline(always)]
+fn argument(r: &Region, offset: u64) -> u32 {
+    let rel = offset - r.base;
+    let arg = if r.bpi == 0 {
+        rel
+    } else {
+        rel * 8 / u64::from(r.bpi)
+    };
+    arg as u32
+}
+
+/// [`lookup`] for any width and alignment: checks all of them and builds the error.
+#[inline(never)]
+fn lookup_general(frame: &Frame, offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
     // 1, 2, 4 or 8 bytes, naturally aligned.
     if size.wrapping_sub(1) & size != 0 || size > 8 || size == 0 {
         return Err(bad_width(frame.rows, offset, size));
@@ -202,13 +236,7 @@ fn lookup(frame: &Frame, offset: u64, size: u8) -> Result<(&Region, u32), VgicEr
             register: Some(r.name),
         });
     }
-    let rel = offset - r.base;
-    let arg = if r.bpi == 0 {
-        rel
-    } else {
-        rel * 8 / u64::from(r.bpi)
-    };
-    Ok((r, arg as u32))
+    Ok((r, argument(r, offset)))
 }
 
 /// The row holding `offset`, if any (by binary search: the reference [`Frame::index`] is
