@@ -47,18 +47,6 @@ extern "C" {
     fn hv_secondary_entry();
 }
 
-/// `DC CVAC` over `[p, p + len)`: make boot-CPU writes visible to a CPU with caches off.
-fn clean_to_poc(p: u64, len: u64) {
-    let mut a = p & !63;
-    while a < p + len {
-        // SAFETY: cache maintenance on our own heap memory; no data is lost.
-        unsafe { core::arch::asm!("dc cvac, {}", in(reg) a, options(nostack)) };
-        a += 64;
-    }
-    // SAFETY: barrier only.
-    unsafe { core::arch::asm!("dsb sy", options(nostack)) };
-}
-
 fn psci_cpu_on(conduit: PsciConduit, mpidr: u64, entry: u64, ctx: u64) -> i64 {
     let mut x0: u64 = 0xc400_0003;
     // SAFETY: a PSCI CPU_ON call to the firmware; it only starts the target CPU.
@@ -91,7 +79,13 @@ pub fn start_secondaries(conduit: Option<PsciConduit>, vhe: bool, vtcr: u64, hcr
             hcr_host,
         }));
         let p = boot as *const SecondaryBoot as u64;
-        clean_to_poc(p, core::mem::size_of::<SecondaryBoot>() as u64);
+        // The secondary reads its boot record with its MMU and caches off: the record must
+        // be in memory (`CTR_EL0.DminLine` lines: a fixed 64-byte stride skipped lines on
+        // CPUs with 32-byte lines).
+        // SAFETY: the record is in the hypervisor's identity-mapped heap.
+        unsafe {
+            super::cache::clean_inval_to_poc(p, core::mem::size_of::<SecondaryBoot>() as u64)
+        };
         let r = psci_cpu_on(
             conduit,
             cpu.mpidr,
