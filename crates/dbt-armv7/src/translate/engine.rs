@@ -137,10 +137,13 @@ pub struct Dbt<G: CodeGen> {
     host_mmu: Option<GuestMmu>,
 }
 
-/// A translation context: privilege, address space ([`Key::asid`]) and, with the MMU on,
-/// `DACR`. Return stack and target cache entries branch straight to host code, past the
-/// dispatcher's checks, so each context has its own.
-type Ctx = (bool, u16, u32);
+/// A translation context: privilege, address space ([`Key::asid`]), with the MMU on
+/// `DACR`, and whether VFP/Advanced SIMD is translated ([`Key::fp`]). Return stack and
+/// target cache entries branch straight to host code, past the dispatcher's checks, so
+/// each context has its own: without `fp` here, a thread whose `FPEXC.EN` the kernel had
+/// cleared (Linux's lazy VFP switch) returned through an entry into a block translated
+/// with the unit on and ran VFP code without the trap that loads its own registers.
+type Ctx = (bool, u16, u32, bool);
 
 /// Most translation contexts whose tables are kept (a switch among them, e.g. kernel and
 /// user of a few processes, keeps their entries).
@@ -536,7 +539,7 @@ impl<G: CodeGen> Dbt<G> {
             } else {
                 cpu.cp15.dacr
             };
-            let ctx = (key.privileged, key.asid, dacr);
+            let ctx = (key.privileged, key.asid, dacr, key.fp);
             if self.tables[self.cur].ctx != Some(ctx) {
                 self.switch_tables(ctx);
             }
