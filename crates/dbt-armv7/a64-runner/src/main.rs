@@ -10,7 +10,9 @@
 //! translation cost, for `cargo xtask bench --dbt`). `--fuzz=N`: N chunks of random code
 //! (see `fuzz.rs`). `--privileged`: start in SVC mode (PL1) instead of User mode.
 //! `--no-protect`: do not write-protect translated guest pages (self-modifying code is
-//! then seen only through the guest's instruction-cache maintenance).
+//! then seen only through the guest's instruction-cache maintenance). `--vectors`: the
+//! guest's exceptions other than SVC are taken through its own vectors (`VBAR`) instead
+//! of ending the run, so a privileged guest can handle them (an OS in miniature).
 
 #![no_std]
 #![no_main]
@@ -139,10 +141,11 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     let retranslate = args.iter().any(|&a| arg(a) == b"--retranslate");
     let privileged = args.iter().any(|&a| arg(a) == b"--privileged");
     let no_protect = args.iter().any(|&a| arg(a) == b"--no-protect");
+    let vectors = args.iter().any(|&a| arg(a) == b"--vectors");
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--no-protect] [--fuzz=N] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--vectors] [--no-protect] [--fuzz=N] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -187,7 +190,7 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     };
     cpu.set_pc(entry & !1);
     cpu.set_exit_on_svc(true);
-    cpu.set_exit_on_exception(true);
+    cpu.set_exit_on_exception(!vectors);
     let mut dbt = Dbt::new(A64Gen::new());
     let mut left: u64 = 2_000_000_000;
     let status = loop {
