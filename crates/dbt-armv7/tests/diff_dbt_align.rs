@@ -45,13 +45,12 @@ fn alignment_faults_under_sctlr_a_are_exact() {
     img.extend(ALIGN_A32.iter().flat_map(|w| w.to_le_bytes()));
     img.extend((0..16u8).map(|b| b.wrapping_mul(37) ^ 0x5a));
     let elf = common::elf32(0x10000, 0x11000, &img);
-    let dir = std::env::temp_dir().join(format!("dbt-armv7-align-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("align.elf");
-    std::fs::write(&path, &elf).unwrap();
-    let i = common::a64::run_with(&path, &["--interp", "--privileged", "--skip-aborts"]);
-    let t = common::a64::run_with(&path, &["--privileged", "--skip-aborts"]);
-    let _ = std::fs::remove_file(&path);
+    let i = common::a64::run_image(
+        &elf,
+        "align",
+        &["--interp", "--privileged", "--skip-aborts"],
+    );
+    let t = common::a64::run_image(&elf, "align", &["--privileged", "--skip-aborts"]);
     let aborts = |o: &std::process::Output| -> Vec<String> {
         String::from_utf8_lossy(&o.stderr)
             .lines()

@@ -34,14 +34,7 @@ fn run(opts: &[&str]) -> (i32, Vec<(String, u64)>) {
     let mut img = vec![0u8; 0x1000];
     img.extend(LOOP.iter().flat_map(|w| w.to_le_bytes()));
     let elf = common::elf32(0x10000, 0x11000, &img);
-    let dir = std::env::temp_dir().join(format!("dbt-armv7-fpexc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("fpexc{}.elf", opts.len()));
-    std::fs::write(&path, elf).unwrap();
-    let out = common::a64::run_with(&path, opts);
-    let _ = std::fs::remove_file(&path);
-    let code = out.status.code().expect("runner exit status");
-    (code, common::a64::stats(&out.stderr))
+    common::a64::run_image_status(&elf, "fpexc", opts)
 }
 
 #[test]

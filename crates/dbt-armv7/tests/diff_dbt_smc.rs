@@ -71,18 +71,6 @@ fn maintained(maint: u32) -> Vec<u8> {
     common::elf32(0x10000, 0x11000, &img)
 }
 
-/// Runs `elf` in the runner with `opts`: (exit status, counters).
-fn run_elf(elf: &[u8], tag: &str, opts: &[&str]) -> (i32, Vec<(String, u64)>) {
-    let dir = std::env::temp_dir().join(format!("dbt-armv7-maint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{tag}.elf"));
-    std::fs::write(&path, elf).unwrap();
-    let out = common::a64::run_with(&path, opts);
-    let _ = std::fs::remove_file(&path);
-    let code = out.status.code().expect("runner exit status");
-    (code, common::a64::stats(&out.stderr))
-}
-
 #[test]
 fn instruction_cache_maintenance_drops_stale_translations() {
     let sum = 4950 % 256;
@@ -91,9 +79,9 @@ fn instruction_cache_maintenance_drops_stale_translations() {
         ("iciallu", 0xee07_0f15), // mcr p15, 0, r0, c7, c5, 0: all of it
     ] {
         let elf = maintained(maint);
-        let (i, _) = run_elf(&elf, name, &["--interp", "--privileged"]);
+        let (i, _) = common::a64::run_image_status(&elf, name, &["--interp", "--privileged"]);
         assert_eq!(i, sum, "{name}: interpreter");
-        let (t, st) = run_elf(&elf, name, &["--privileged", "--no-protect"]);
+        let (t, st) = common::a64::run_image_status(&elf, name, &["--privileged", "--no-protect"]);
         assert_eq!(t, sum, "{name}: translator {st:?}");
         let get = |k: &str| st.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
         assert!(get("code_invalidations") >= 100, "{name}: {st:?}");
@@ -101,7 +89,7 @@ fn instruction_cache_maintenance_drops_stale_translations() {
     // Without the maintenance (a NOP instead), the translator keeps running the code it
     // translated first, as a core with a stale instruction cache may: the test above
     // sees the maintenance working, not the runner's page protection.
-    let (t, _) = run_elf(
+    let (t, _) = common::a64::run_image_status(
         &maintained(0xe320_f000),
         "nop",
         &["--privileged", "--no-protect"],

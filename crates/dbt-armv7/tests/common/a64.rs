@@ -75,3 +75,24 @@ pub fn run_with(elf: &std::path::Path, opts: &[&str]) -> std::process::Output {
         .output()
         .expect("running qemu-aarch64")
 }
+
+/// Writes the ELF32 image `elf` to a temporary file named after `tag` (unique within the
+/// test process) and runs it in the runner with options `opts`; the file is removed after.
+pub fn run_image(elf: &[u8], tag: &str, opts: &[&str]) -> std::process::Output {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!("dbt-armv7-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{}.elf", NEXT.fetch_add(1, Ordering::Relaxed)));
+    std::fs::write(&path, elf).unwrap();
+    let out = run_with(&path, opts);
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+/// [`run_image`], then the guest's exit status and the runner's counters.
+pub fn run_image_status(elf: &[u8], tag: &str, opts: &[&str]) -> (i32, Vec<(String, u64)>) {
+    let out = run_image(elf, tag, opts);
+    let code = out.status.code().expect("runner exit status");
+    (code, stats(&out.stderr))
+}
