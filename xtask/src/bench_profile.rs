@@ -99,20 +99,28 @@ pub fn iterations(op: &str) -> Option<u64> {
     }
 }
 
-/// Builds the plugin into `dir` (once per content).
-fn build_plugin(dir: &Path) -> Result<std::path::PathBuf> {
-    let src = dir.join("el2count.c");
-    let so = dir.join("el2count.so");
-    if fs::read_to_string(&src).ok().as_deref() != Some(PLUGIN_C) || !so.exists() {
-        fs::write(&src, PLUGIN_C).io(|| format!("writing {}", src.display()))?;
+/// Builds a QEMU TCG plugin from its C `source` into `dir/<stem>.so` with the host's `cc`
+/// (again only when the source changed); `what` names the feature that needs it, for the
+/// error messages. Shared by `--profile` and the counted Linux boot.
+pub fn build_qemu_plugin(
+    dir: &Path,
+    stem: &str,
+    source: &str,
+    what: &str,
+) -> Result<std::path::PathBuf> {
+    fs::create_dir_all(dir).io(|| format!("creating {}", dir.display()))?;
+    let src = dir.join(format!("{stem}.c"));
+    let so = dir.join(format!("{stem}.so"));
+    if fs::read_to_string(&src).ok().as_deref() != Some(source) || !so.exists() {
+        fs::write(&src, source).io(|| format!("writing {}", src.display()))?;
         let st = Command::new("cc")
             .args(["-O2", "-shared", "-fPIC", "-o"])
             .arg(&so)
             .arg(&src)
             .status()
-            .io(|| "running cc (needed for --profile)".into())?;
+            .io(|| format!("running cc (needed for {what})"))?;
         if !st.success() {
-            return Err(fail!("cc failed building the profiling plugin"));
+            return Err(fail!("cc failed building the plugin for {what}"));
         }
     }
     Ok(so)
@@ -279,7 +287,7 @@ pub fn profile(files: &Files<'_>, cell: Cell, op: &str) -> Result<String> {
     } = *files;
     let packages = (with_op, without);
     let n = iterations(op).ok_or_else(|| fail!("--profile: unknown operation {op}"))?;
-    let so = build_plugin(dir)?;
+    let so = build_qemu_plugin(dir, "el2count", PLUGIN_C, "--profile")?;
     let (base, size) = image_range(hv_elf)?;
     let tag = cell.name().replace(['/', ' '], "-");
     let mut runs = Vec::new();

@@ -125,22 +125,7 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 
 /// Builds the plugin into `dir` (once per content); returns the shared object.
 pub fn build_plugin(dir: &Path) -> Result<PathBuf> {
-    fs::create_dir_all(dir).io(|| format!("creating {}", dir.display()))?;
-    let src = dir.join("bootcount.c");
-    let so = dir.join("bootcount.so");
-    if fs::read_to_string(&src).ok().as_deref() != Some(PLUGIN_C) || !so.exists() {
-        fs::write(&src, PLUGIN_C).io(|| format!("writing {}", src.display()))?;
-        let st = Command::new("cc")
-            .args(["-O2", "-shared", "-fPIC", "-o"])
-            .arg(&so)
-            .arg(&src)
-            .status()
-            .io(|| "running cc (needed for the counted Linux boot)".into())?;
-        if !st.success() {
-            return Err(fail!("cc failed building the boot-counting plugin"));
-        }
-    }
-    Ok(so)
+    crate::bench_profile::build_qemu_plugin(dir, "bootcount", PLUGIN_C, "the counted Linux boot")
 }
 
 /// The `-plugin` argument: count into `out`; `image` = the hypervisor's `(base, size)`.
