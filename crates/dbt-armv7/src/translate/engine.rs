@@ -443,6 +443,15 @@ impl<G: CodeGen> Dbt<G> {
             if left == 0 {
                 return Exit::Budget;
             }
+            if mirrors {
+                // Another PE's broadcast TLB maintenance: honoured before any more guest
+                // code runs here (the host waits for this before that PE continues).
+                if let Some(op) = mem.remote_tlb_maintenance() {
+                    self.drop_translations_of(mem, op);
+                    link_from = None;
+                    indirect_to = false;
+                }
+            }
             if !Self::translatable(cpu, mirrors) {
                 link_from = None;
                 indirect_to = false;
@@ -737,6 +746,11 @@ impl<G: CodeGen> Dbt<G> {
         if mem.mirrors_guest_mmu() {
             mem.guest_tlb_maintenance(op);
         }
+        self.drop_translations_of(mem, op);
+    }
+
+    /// Drops the translations made with the MMU on that TLB maintenance `op` names.
+    fn drop_translations_of(&mut self, mem: &mut dyn CodeMemory, op: TlbMaintenance) {
         let page_of = |b: &Block| b.guest.0 & !0xfff;
         match op {
             TlbMaintenance::All => self.drop_blocks(mem, |b, _| b.key.asid != SPACE_FLAT),

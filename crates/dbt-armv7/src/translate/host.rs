@@ -140,6 +140,14 @@ pub trait CodeMemory {
     fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {
         let _ = op;
     }
+
+    /// TLB maintenance that another vCPU of the guest broadcast (an Inner Shareable
+    /// operation) and that this engine's translations must honour before it runs more
+    /// guest code: polled before every dispatch (only if
+    /// [`CodeMemory::mirrors_guest_mmu`]). By default: none.
+    fn remote_tlb_maintenance(&mut self) -> Option<TlbMaintenance> {
+        None
+    }
 }
 
 /// [`CodeMemory::enter`] for an AArch64 host: calls the prologue in the cache at `base`.
