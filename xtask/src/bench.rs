@@ -496,7 +496,7 @@ pub fn run(
         println!("{}", crate::bench_linux::table(&boots));
         json_text = crate::bench_linux::add_to_json(&json_text, &boots);
         let armv7 = crate::bench_linux::armv7::run(ws, &qemu_path, &out_dir, &hv_bin, filter)?;
-        failed += armv7.iter().filter(|(_, t)| t.is_none()).count();
+        failed += crate::bench_linux::armv7::failures(&armv7);
         println!("{}", crate::bench_linux::armv7::table(&armv7));
         json_text = crate::bench_linux::armv7::add_to_json(&json_text, &armv7);
     }

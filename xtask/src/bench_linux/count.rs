@@ -141,6 +141,16 @@ pub fn plugin_arg(so: &Path, out: &Path, image: Option<(u64, u64)>) -> String {
 /// Runs QEMU with the console (stdout) into `log` and its own messages (stderr) into
 /// `log` + `.stderr`, so that the console's bytes are exactly the UART's; returns them.
 pub fn run(qemu_path: &Path, args: &[OsString], log: &Path) -> Result<Vec<u8>> {
+    run_for(qemu_path, args, log, TIMEOUT)
+}
+
+/// [`run`] with its own time limit.
+pub fn run_for(
+    qemu_path: &Path,
+    args: &[OsString],
+    log: &Path,
+    timeout: Duration,
+) -> Result<Vec<u8>> {
     let err_path = log.with_extension("stderr");
     let out = fs::File::create(log).io(|| format!("creating {}", log.display()))?;
     let err = fs::File::create(&err_path).io(|| format!("creating {}", err_path.display()))?;
@@ -152,14 +162,14 @@ pub fn run(qemu_path: &Path, args: &[OsString], log: &Path) -> Result<Vec<u8>> {
         .spawn()
         .io(|| format!("could not start {}", qemu_path.display()))?;
     let status = child
-        .wait_timeout(TIMEOUT)
+        .wait_timeout(timeout)
         .io(|| "waiting for QEMU".into())?;
     if status.is_none() {
         let _ = child.kill();
         let _ = child.wait();
         return Err(fail!(
             "timed out after {} s (log: {})",
-            TIMEOUT.as_secs(),
+            timeout.as_secs(),
             log.display()
         ));
     }
