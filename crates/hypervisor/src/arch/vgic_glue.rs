@@ -131,20 +131,24 @@ pub fn vcpus_of(set: VcpuSet) -> impl Iterator<Item = usize> {
 
 impl<const REDISTRIBUTORS: bool> SharedMmioDevice for GicRegion<REDISTRIBUTORS> {
     fn read(&self, caller: &mut MmioCaller<'_>, offset: u64, size: AccessSize) -> MmioResult<u64> {
+        // Only an aligned word can take the lean path: decided before the lock.
+        if size != AccessSize::Word || offset & 3 != 0 {
+            return self.read_general(caller, offset, size);
+        }
         let bytes = size.bytes() as u8;
         let mut g = self.vgic.lock();
-        let result = if REDISTRIBUTORS {
-            g.gicr_read(caller.vcpu, offset, bytes)
+        let lean = if REDISTRIBUTORS {
+            g.gicr_read_lean(caller.vcpu, offset, bytes)
         } else {
-            g.gicd_read(caller.vcpu, offset, bytes)
+            g.gicd_read_lean(caller.vcpu, offset, bytes)
         };
         // A register read changes no interrupt state, so it leaves no kick to report (vgic's
         // `reads_never_kick` test holds the read handlers to that).
         debug_assert!(!g.has_kicks());
         drop(g);
-        match result {
-            Ok(v) => Ok(v),
-            Err(e) => self.refuse(offset, e, 0),
+        match lean {
+            Some(v) => Ok(v),
+            None => self.read_general(caller, offset, size),
         }
     }
 
@@ -171,6 +175,37 @@ impl<const REDISTRIBUTORS: bool> SharedMmioDevice for GicRegion<REDISTRIBUTORS> 
         match result {
             Ok(()) => Ok(()),
             Err(e) => self.refuse(offset, e, ()),
+        }
+    }
+}
+
+impl<const REDISTRIBUTORS: bool> GicRegion<REDISTRIBUTORS> {
+    /// A read the lean path of [`SharedMmioDevice::read`] did not take (another width, an
+    /// unaligned or reserved offset, a bad vCPU): the full lookup under the lock again, with
+    /// its errors, reserved-access counting and log line. Out of line, so that the common
+    /// read keeps only what it needs live across its handler call.
+    #[cold]
+    #[inline(never)]
+    fn read_general(
+        &self,
+        caller: &mut MmioCaller<'_>,
+        offset: u64,
+        size: AccessSize,
+    ) -> MmioResult<u64> {
+        let bytes = size.bytes() as u8;
+        let mut g = self.vgic.lock();
+        let result = if REDISTRIBUTORS {
+            g.gicr_read(caller.vcpu, offset, bytes)
+        } else {
+            g.gicd_read(caller.vcpu, offset, bytes)
+        };
+        // A register read changes no interrupt state, so it leaves no kick to report (vgic's
+        // `reads_never_kick` test holds the read handlers to that).
+        debug_assert!(!g.has_kicks());
+        drop(g);
+        match result {
+            Ok(v) => Ok(v),
+            Err(e) => self.refuse(offset, e, 0),
         }
     }
 }

@@ -182,19 +182,26 @@ pub(crate) const fn word_index<const WORDS: usize>(rows: &[Region]) -> [u8; WORD
 /// everything else, errors included, goes through [`lookup_general`].
 #[inline(always)]
 fn lookup(frame: &Frame, offset: u64, size: u8) -> Result<(&Region, u32), VgicError> {
-    if size == W32 && offset & 3 == 0 {
-        let slot = usize::try_from(offset / 4)
-            .ok()
-            .and_then(|w| frame.index.get(w))
-            .copied()
-            .unwrap_or(0);
-        if let Some(r) = frame.rows.get(usize::from(slot).wrapping_sub(1)) {
-            if r.widths & W32 != 0 {
-                return Ok((r, argument(r, offset)));
-            }
-        }
+    match lean_row(frame, offset, size) {
+        Some(found) => Ok(found),
+        None => lookup_general(frame, offset, size),
     }
-    lookup_general(frame, offset, size)
+}
+
+/// The row and handler argument of an aligned 32-bit access to a row that allows it, else
+/// `None` (any other access, or an error: [`lookup_general`] tells which).
+#[inline(always)]
+fn lean_row(frame: &Frame, offset: u64, size: u8) -> Option<(&Region, u32)> {
+    if size != W32 || offset & 3 != 0 {
+        return None;
+    }
+    let slot = usize::try_from(offset / 4)
+        .ok()
+        .and_then(|w| frame.index.get(w))
+        .copied()
+        .unwrap_or(0);
+    let r = frame.rows.get(usize::from(slot).wrapping_sub(1))?;
+    (r.widths & W32 != 0).then(|| (r, argument(r, offset)))
 }
 
 /// The handler argument for an access at `offset` in row `r`: the first INTID of a
@@ -291,6 +298,22 @@ pub(crate) fn read(
             Err(e)
         }
     }
+}
+
+/// A read through `frame` of the common access, an aligned 32-bit read of a register that
+/// allows it; `None`, with nothing done (no handler run, nothing counted), for any other
+/// access: [`read`] then gives the full answer. Lets a caller keep its fast path free of the
+/// error handling.
+#[inline(always)]
+pub(crate) fn read_lean(
+    frame: &Frame,
+    v: &mut Vgic,
+    ctx: &Ctx,
+    offset: u64,
+    size: u8,
+) -> Option<u64> {
+    let (r, arg) = lean_row(frame, offset, size)?;
+    Some((r.read)(v, ctx, arg, size))
 }
 
 /// Dispatches a write through `frame`.

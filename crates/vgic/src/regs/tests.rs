@@ -370,3 +370,76 @@ fn reads_never_kick() {
         assert!(!v.has_kicks(), "{version:?}: a read left a kick");
     }
 }
+
+/// The lean reads ([`Vgic::gicd_read_lean`], [`Vgic::gicr_read_lean`]) answer exactly the
+/// common access, an aligned 32-bit read that the full read completes, with the full read's
+/// value, and leave every other access (other widths, misaligned, reserved, a vCPU or
+/// redistributor frame that does not exist) to the full read without counting anything.
+#[test]
+fn lean_reads_answer_as_the_full_reads() {
+    for version in [GicVersion::V2, GicVersion::V3] {
+        let mut v = Vgic::new(VgicConfig {
+            version,
+            vcpu_mpidrs: vec![0, 1],
+            nr_spis: 64,
+        })
+        .unwrap();
+        // Some state, so that reads are not all zero: enabled, pending, prioritised SPIs.
+        v.gicd_write(0, 0x000, 4, 3).unwrap();
+        v.gicd_write(0, 0x104, 4, 0x0f0f_0f0f).unwrap();
+        v.gicd_write(0, 0x204, 4, 0x00ff_00ff).unwrap();
+        v.gicd_write(0, 0x420, 4, 0x1020_3040).unwrap();
+        let (gicd_frame, gicr_span) = match version {
+            GicVersion::V2 => (0x1000, 0),
+            // Two frames and the one beyond the last vCPU's.
+            GicVersion::V3 => (0x1_0000, 3 * GICR_FRAME_SIZE),
+        };
+        let mut lean_answers = 0;
+        for vcpu in 0..3 {
+            for size in [1, 2, 4, 8] {
+                for off in (0..gicd_frame).step_by(2) {
+                    let reserved = v.stats.reserved_accesses;
+                    let lean = v.gicd_read_lean(vcpu, off, size);
+                    assert_eq!(v.stats.reserved_accesses, reserved, "GICD {off:#x}");
+                    let full = v.gicd_read(vcpu, off, size);
+                    check_lean(lean, full, off, size, &mut lean_answers);
+                }
+                for off in (0..gicr_span).step_by(2) {
+                    let reserved = v.stats.reserved_accesses;
+                    let lean = v.gicr_read_lean(vcpu, off, size);
+                    assert_eq!(v.stats.reserved_accesses, reserved, "GICR {off:#x}");
+                    let full = v.gicr_read(vcpu, off, size);
+                    check_lean(lean, full, off, size, &mut lean_answers);
+                }
+            }
+        }
+        assert!(
+            lean_answers > 100,
+            "{version:?}: the lean path answered nothing"
+        );
+    }
+    // A GICv2 vGIC has no redistributors: the lean read leaves that to the full read's error.
+    let mut v2 = Vgic::new(VgicConfig {
+        version: GicVersion::V2,
+        vcpu_mpidrs: vec![0],
+        nr_spis: 32,
+    })
+    .unwrap();
+    assert_eq!(v2.gicr_read_lean(0, 0x8, 4), None);
+    assert_eq!(v2.gicr_read(0, 0x8, 4), Err(VgicError::WrongVersion));
+}
+
+/// One access of [`lean_reads_answer_as_the_full_reads`]: the lean read answers if and only
+/// if it is an aligned word the full read completes, and then with its value.
+fn check_lean(lean: Option<u64>, full: Result<u64, VgicError>, off: u64, size: u8, n: &mut u32) {
+    let common = size == 4 && off.is_multiple_of(4) && full.is_ok();
+    assert_eq!(
+        lean.is_some(),
+        common,
+        "{off:#x} size {size}: {lean:?} vs {full:?}"
+    );
+    if let Some(value) = lean {
+        assert_eq!(Ok(value), full, "{off:#x}");
+        *n += 1;
+    }
+}

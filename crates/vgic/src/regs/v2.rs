@@ -242,6 +242,21 @@ impl Vgic {
         }
     }
 
+    /// [`Vgic::gicd_read`] of the common access only: an aligned 32-bit read of a register
+    /// that allows it, by an existing vCPU. `None`, with nothing done (nothing counted, no
+    /// state read), for every other access and every error: the caller then takes
+    /// [`Vgic::gicd_read`], which gives the same value or the error. A hot caller (an MMIO
+    /// exit) keeps the error handling out of its path this way.
+    #[inline(always)]
+    pub fn gicd_read_lean(&mut self, vcpu: usize, offset: u64, size_bytes: u8) -> Option<u64> {
+        let ctx = self.gicd_ctx(vcpu).ok()?;
+        let frame = match self.version {
+            crate::GicVersion::V2 => &GICD_V2,
+            crate::GicVersion::V3 => &super::v3::GICD_V3,
+        };
+        table::read_lean(frame, self, &ctx, offset, size_bytes)
+    }
+
     /// Emulates a guest write to the distributor frame; errors as for [`Vgic::gicd_read`]
     /// (a reserved offset ignores the write).
     pub fn gicd_write(

@@ -301,6 +301,32 @@ impl Vgic {
             .map_err(|e| rebase(e, offset - off + base))
     }
 
+    /// [`Vgic::gicr_read`] of the common access only, as [`Vgic::gicd_read_lean`] is for
+    /// the distributor: `None`, with nothing done, for every other access and every error
+    /// (a frame beyond the last vCPU included: [`Vgic::gicr_read`] counts it).
+    #[inline(always)]
+    pub fn gicr_read_lean(
+        &mut self,
+        accessing_vcpu: usize,
+        offset: u64,
+        size_bytes: u8,
+    ) -> Option<u64> {
+        let vcpus = self.nr_vcpus() as u64;
+        let frame = offset / GICR_FRAME_SIZE;
+        if accessing_vcpu as u64 >= vcpus || frame >= vcpus || self.version != crate::GicVersion::V3
+        {
+            return None;
+        }
+        let ctx = Ctx {
+            vcpu: accessing_vcpu,
+            target: frame as usize,
+            no_private: false,
+        };
+        let off = offset % GICR_FRAME_SIZE;
+        let (table, base) = gicr_table(off);
+        table::read_lean(table, self, &ctx, off - base, size_bytes)
+    }
+
     /// Emulates a guest write in the redistributor region; see [`Vgic::gicr_read`].
     pub fn gicr_write(
         &mut self,
