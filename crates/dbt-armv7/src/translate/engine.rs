@@ -447,6 +447,8 @@ impl<G: CodeGen> Dbt<G> {
                 // Another PE's broadcast TLB maintenance: honoured before any more guest
                 // code runs here (the host waits for this before that PE continues).
                 if let Some(op) = mem.remote_tlb_maintenance() {
+                    // The interpreter's TLB too: it fetches the code it translates.
+                    cpu.tlb.flush();
                     self.drop_translations_of(mem, op);
                     link_from = None;
                     indirect_to = false;
