@@ -17,6 +17,7 @@ fn main() {
 
 #[cfg(target_arch = "arm")]
 mod smp;
+mod smp_mmu;
 #[cfg(target_arch = "arm")]
 mod systest;
 #[cfg(target_arch = "arm")]

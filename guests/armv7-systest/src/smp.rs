@@ -5,7 +5,8 @@
 //! architecture asks of cross-modified code), sends SGI 1 to CPU 1, whose handler answers
 //! with SGI 2 (the IPI round trip); after the IPI CPU 1 runs `smp_value` again, which must
 //! return 2 — under the DBT the translation CPU 1 made of the old code must be gone —
-//! and powers itself off with PSCI `CPU_OFF`, which CPU 0 sees through `AFFINITY_INFO`.
+//! then both run the MMU-on checks of [`crate::smp_mmu`], and CPU 1 powers itself off
+//! with PSCI `CPU_OFF`, which CPU 0 sees through `AFFINITY_INFO`.
 //!
 //! Runs only when r2 at entry is a device tree (not in `dbt-armv7`'s interpreter test, whose
 //! harness answers no `CPU_ON`) and `CPU_ON` of CPU 1 succeeds; on one CPU it prints
@@ -277,6 +278,7 @@ extern "C" fn smp_secondary_main(context_id: u32) -> ! {
         asm!("dmb ish", options(nostack));
         write_volatile(addr_of_mut!(SEC_STAGE), 2);
     }
+    crate::smp_mmu::secondary();
     hvc([PSCI_CPU_OFF, 0, 0, 0]);
     loop {
         // SAFETY: CPU_OFF does not return; if it did, park.
@@ -366,6 +368,7 @@ pub fn test_smp(dtb: u32, check: fn(&str, bool)) {
         "smp: code rewritten by cpu 0 runs new on both cpus",
         done && mine == 2 && second == 2,
     );
+    crate::smp_mmu::primary(check);
     let off = (0..PATIENCE / 1000).any(|_| hvc([PSCI_AFFINITY_INFO, 1, 0, 0]) == AFFINITY_OFF);
     check("smp: cpu 1 CPU_OFF", off);
 }

@@ -65,4 +65,8 @@ impl CodeMemory for Code {
     fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {
         crate::mmu::shadow::maintenance(op);
     }
+
+    fn remote_tlb_maintenance(&mut self) -> Option<TlbMaintenance> {
+        crate::smp::take_tlb()
+    }
 }

@@ -63,7 +63,8 @@ pub fn run(dtb: u64, entry: u64, _base: u64, _size: u64, code_base: u64) -> ! {
         console::init(u);
     }
     let cpus = m.cpus.clamp(1, crate::smp::MAX_VCPUS as u64);
-    crate::mmu::shadow::set_enabled(cpus == 1);
+    crate::mmu::shadow::set_vcpus(cpus as usize);
+    crate::mmu::shadow::set_enabled(true);
     if cpus > 1 {
         // No 2 MiB block of guest RAM is split while another vCPU may use it.
         crate::mmu::split(m.ram.start, m.ram.end);
@@ -113,7 +114,10 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
         let isr = isr_el1();
         cpu.irq_line = isr & ISR_I != 0;
         cpu.fiq_line = isr & ISR_F != 0;
-        match dbt.run(&mut cpu, &mut bus, &mut code, SLICE) {
+        crate::smp::set_running(true);
+        let exit = dbt.run(&mut cpu, &mut bus, &mut code, SLICE);
+        crate::smp::set_running(false);
+        match exit {
             Exit::Budget => {}
             Exit::Wfi => aarch64_cpu::asm::wfi(),
             e @ (Exit::Hvc(_) | Exit::Smc(_)) => {
@@ -130,6 +134,10 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
                         "mmu-on blocks {}, tlb maintenance {}, shadow fills {}, declined {}, shadows created {}, switches {}, dropped {}",
                         s.blocks_mmu_on, s.tlb_maintenance, sh.fills, sh.declined, sh.created,
                         sh.switches, sh.dropped
+                    ));
+                    let (waits, spins) = crate::smp::tlb_wait_stats();
+                    console::line(format_args!(
+                        "tlb broadcasts that waited {waits}, polls {spins}"
                     ));
                 }
                 if args[0] == calls::PSCI_CPU_OFF {

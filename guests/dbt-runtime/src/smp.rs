@@ -20,11 +20,26 @@
 //! sends after patching code) is therefore taken with the stale translations already gone;
 //! without one, a vCPU may run the old code for at most one slice — the window the
 //! architecture leaves a PE until its next context synchronization event.
+//!
+//! TLB maintenance across vCPUs ([`broadcast_tlb`]). The guest's TLB maintenance on one
+//! vCPU (Linux uses the Inner Shareable forms: `TLBIMVAIS`, `TLBIASIDIS`, `TLBIALLIS`...)
+//! must be complete on every PE when the issuer's `DSB` completes (ARM ARM B3.10.5: "TLB
+//! maintenance operations and the memory order model"). The issuer applies it to every
+//! vCPU's shadow tables itself (`mmu::shadow::maintenance`: data accesses are exact from
+//! then on), posts it to the other vCPUs' TLB mailboxes, and waits, before its `MCR`
+//! retires, until each other vCPU has taken it (its engine polls the mailbox before every
+//! dispatch, `Dbt::run` through `CodeMemory::remote_tlb_maintenance`, and drops the
+//! named translations before it runs more guest code) or is not running guest code
+//! ([`set_running`] false: in `WFI`, in a call to the hypervisor, powered off, or itself
+//! waiting here — a vCPU that becomes running again polls before its first block). So
+//! the issuer's `DSB`, and anything it then tells the other vCPUs, comes after every
+//! vCPU stopped using the old translations.
 
 use aarch64_cpu::registers::*;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use dbt_armv7::mmu::TlbMaintenance;
 use dbt_armv7::translate::{CodeGen, Dbt};
 use spin::{Mutex, Once};
 
@@ -184,4 +199,80 @@ pub fn leave() {
     }
     MAILBOX[me].lock().clear();
     MAIL[me].store(false, Ordering::Release);
+}
+
+/// TLB maintenance posted to each vCPU's engine by the others (merged).
+static TLB_BOX: [Mutex<Option<TlbMaintenance>>; MAX_VCPUS] =
+    [const { Mutex::new(None) }; MAX_VCPUS];
+/// Fast check of a non-empty [`TLB_BOX`].
+static TLB_MAIL: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
+/// Operations posted to each vCPU so far (a ticket per post, under its box's lock).
+static TLB_POSTED: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+/// The last ticket each vCPU took from its box.
+static TLB_TAKEN: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+/// Whether each vCPU is inside its engine (may run guest code without polling first).
+static RUNNING: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
+
+/// Broadcasts ([`broadcast_tlb`]) that had to wait for another vCPU, and the polls they
+/// spent waiting (a measure of the cost).
+static TLB_WAITS: AtomicU64 = AtomicU64::new(0);
+static TLB_SPINS: AtomicU64 = AtomicU64::new(0);
+
+/// This vCPU enters its engine (`true`: it polls its TLB mailbox before running guest
+/// code) or leaves it (`false`).
+pub fn set_running(on: bool) {
+    RUNNING[me()].store(on, Ordering::SeqCst);
+}
+
+/// Posts TLB maintenance `op`, which this vCPU performed, to every other vCPU's engine,
+/// and returns when each has taken it or is not running guest code (see the module
+/// comment).
+pub fn broadcast_tlb(op: TlbMaintenance) {
+    let me = me();
+    let mut ticket = [0u64; MAX_VCPUS];
+    for v in (0..MAX_VCPUS).filter(|&v| v != me) {
+        let mut b = TLB_BOX[v].lock();
+        *b = Some(b.map_or(op, |o| o.merge(op)));
+        ticket[v] = TLB_POSTED[v].fetch_add(1, Ordering::SeqCst) + 1;
+        TLB_MAIL[v].store(true, Ordering::SeqCst);
+    }
+    // While it waits this vCPU runs no guest code: another vCPU's broadcast need not wait
+    // for it (it polls before its next block).
+    set_running(false);
+    let mut waited = false;
+    for v in (0..MAX_VCPUS).filter(|&v| v != me) {
+        while RUNNING[v].load(Ordering::SeqCst) && TLB_TAKEN[v].load(Ordering::SeqCst) < ticket[v] {
+            waited = true;
+            TLB_SPINS.fetch_add(1, Ordering::Relaxed);
+            core::hint::spin_loop();
+        }
+    }
+    if waited {
+        TLB_WAITS.fetch_add(1, Ordering::Relaxed);
+    }
+    set_running(true);
+}
+
+/// The TLB maintenance other vCPUs posted to this one since the last call (merged), now
+/// taken: the caller drops the translations it names before it runs guest code.
+pub fn take_tlb() -> Option<TlbMaintenance> {
+    let me = me();
+    if !TLB_MAIL[me].load(Ordering::SeqCst) {
+        return None;
+    }
+    TLB_MAIL[me].store(false, Ordering::SeqCst);
+    let (op, seen) = {
+        let mut b = TLB_BOX[me].lock();
+        (b.take(), TLB_POSTED[me].load(Ordering::SeqCst))
+    };
+    TLB_TAKEN[me].store(seen, Ordering::SeqCst);
+    op
+}
+
+/// Broadcasts so far that waited for another vCPU, and the polls they spent waiting.
+pub fn tlb_wait_stats() -> (u64, u64) {
+    (
+        TLB_WAITS.load(Ordering::Relaxed),
+        TLB_SPINS.load(Ordering::Relaxed),
+    )
 }

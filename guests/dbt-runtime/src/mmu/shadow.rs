@@ -26,20 +26,35 @@
 //!   mappings; the runtime's region and the physical window are the fixed entries every
 //!   root carries (the flat map's level-1 entries above 4 GiB). The guest cannot map
 //!   them.
+//! - SMP: every vCPU has its own set of shadows (its own [`State`], own lock) and its own
+//!   range of host ASIDs ([`set_vcpus`]), because the guest's TLB state is per PE (its
+//!   `TTBR`s, `TTBCR`, `CONTEXTIDR`, `DACR`, mode) and a fill is the hot path: it takes
+//!   only its own vCPU's lock, uncontended unless another vCPU is invalidating. The guest's
+//!   TLB maintenance from any vCPU is applied to every vCPU's shadows at once by the vCPU
+//!   that performs it ([`maintenance`]: a non-current shadow is dropped, the running one of
+//!   another vCPU is emptied in place, break-before-make with `TLBI ... IS`), so it is
+//!   complete for data accesses before the guest's `MCR` retires; the other vCPUs'
+//!   engines are told through [`crate::smp::broadcast_tlb`]. Lock order: a vCPU's state
+//!   lock, then [`PROTECTED`]; [`protect`] takes `PROTECTED` alone, then each state lock
+//!   in turn; nothing holds two state locks.
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
 use spin::Mutex;
 
+use crate::smp::{me, MAX_VCPUS};
+
 use super::Table;
 
-/// Most shadows at once (host ASIDs 1..=MAX_SHADOWS; 0 is the flat map's).
+/// Most shadows of one vCPU at once (host ASID 0 is the flat map's; a vCPU's shadows use
+/// [`per_vcpu`] host ASIDs of the 255 others, 8-bit ASIDs).
 const MAX_SHADOWS: usize = 64;
-/// Most translation tables the shadows hold together (4 KiB each) before all are dropped.
+/// Most translation tables the shadows of all vCPUs hold together (4 KiB each, shared out
+/// equally) before a vCPU drops all of its own.
 const MAX_TABLES: usize = 4096;
 /// `SCTLR` bits that change the permissions a walk gives (`AFE`, `WXN`).
 const SCTLR_SHAPE: u32 = (1 << 29) | (1 << 19);
@@ -93,13 +108,16 @@ struct State {
     ctx: Option<GuestMmu>,
     /// The same as a `Cp15`, for walks.
     cp15: dbt_armv7::cp15::Cp15,
-    /// Shadow `i` has host ASID `i + 1`; `None` when free.
+    /// Shadow `i` has host ASID `asid_base + i`; `None` when free.
     shadows: Vec<Option<Shadow>>,
+    /// This vCPU's first host ASID.
+    asid_base: u16,
     current: Option<usize>,
     free: Vec<*mut Table>,
     tables: usize,
+    /// Most tables this vCPU's shadows may hold.
+    max_tables: usize,
     aliases: BTreeMap<u32, Vec<Alias>>,
-    protected: BTreeSet<u32>,
     clock: u64,
     generation: u32,
     /// The last `(TTBCR, SCTLR & SCTLR_SHAPE)` shadows were filled under.
@@ -109,34 +127,57 @@ struct State {
     stats: Stats,
 }
 
-// SAFETY: the runtime runs one vCPU; the raw table pointers are its own heap memory.
+// SAFETY: the raw table pointers are the runtime's own heap memory, reached only under
+// the state's lock.
 unsafe impl Send for State {}
 
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Each vCPU's shadows (indexed by `smp::me`).
+static STATES: [Mutex<Option<State>>; MAX_VCPUS] = [const { Mutex::new(None) }; MAX_VCPUS];
 
-fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
-    let mut g = STATE.lock();
-    let s = g.get_or_insert_with(|| State {
+/// Guest physical pages that hold translated code (read-only in every shadow of every
+/// vCPU, and in those filled later).
+static PROTECTED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// vCPUs of the VM (from the device tree), for the share of host ASIDs and tables.
+static VCPUS: AtomicUsize = AtomicUsize::new(1);
+
+/// Shadows (host ASIDs) per vCPU: vCPU `v` owns host ASIDs `1 + v * n ..= (v + 1) * n`.
+fn per_vcpu() -> usize {
+    MAX_SHADOWS.min(255 / VCPUS.load(Ordering::Relaxed).max(1))
+}
+
+fn new_state(v: usize) -> State {
+    let n = per_vcpu();
+    State {
         ctx: None,
         cp15: dbt_armv7::cp15::Cp15::new(),
-        shadows: (0..MAX_SHADOWS).map(|_| None).collect(),
+        shadows: (0..n).map(|_| None).collect(),
+        asid_base: (1 + v * n) as u16,
         current: None,
         free: Vec::new(),
         tables: 0,
+        max_tables: MAX_TABLES / VCPUS.load(Ordering::Relaxed).max(1),
         aliases: BTreeMap::new(),
-        protected: BTreeSet::new(),
         clock: 0,
         generation: 1,
         shape: (0, 0),
         last_fill: None,
         stats: Stats::default(),
-    });
-    f(s)
+    }
 }
 
-/// Whether translated code runs with the guest's MMU on through shadows (one vCPU: the
-/// shadows are not made safe for several yet, so an SMP guest's MMU-on code is
-/// interpreted).
+/// Runs `f` on vCPU `v`'s shadows.
+fn with_vcpu<T>(v: usize, f: impl FnOnce(&mut State) -> T) -> T {
+    let mut g = STATES[v].lock();
+    f(g.get_or_insert_with(|| new_state(v)))
+}
+
+/// Runs `f` on this vCPU's shadows.
+fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
+    with_vcpu(me(), f)
+}
+
+/// Whether translated code runs with the guest's MMU on through shadows.
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// Turns shadowing on (`on`) or off, before the guest runs.
@@ -144,14 +185,31 @@ pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
 
+/// The VM has `n` vCPUs (before any runs): each gets its own host ASIDs and table budget.
+pub fn set_vcpus(n: usize) {
+    VCPUS.store(n.clamp(1, MAX_VCPUS), Ordering::Relaxed);
+}
+
 /// Whether shadowing is on.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Counters so far.
+/// Counters so far, summed over the vCPUs.
 pub fn stats() -> Stats {
-    with(|s| s.stats)
+    let mut t = Stats::default();
+    for state in &STATES {
+        if let Some(s) = state.lock().as_ref() {
+            let s = s.stats;
+            t.fills += s.fills;
+            t.declined += s.declined;
+            t.created += s.created;
+            t.switches += s.switches;
+            t.dropped += s.dropped;
+            t.refills += s.refills;
+        }
+    }
+    t
 }
 
 fn tlbi_asid(asid: u16) {
@@ -183,7 +241,7 @@ impl State {
             unsafe { (*t).0.fill(0) };
             return Some(t);
         }
-        if self.tables >= MAX_TABLES {
+        if self.tables >= self.max_tables {
             return None;
         }
         self.tables += 1;
@@ -224,7 +282,7 @@ impl State {
     }
 
     fn drop_all(&mut self) {
-        for i in 0..MAX_SHADOWS {
+        for i in 0..self.shadows.len() {
             self.drop_shadow(i);
         }
         self.aliases.clear();
@@ -266,7 +324,7 @@ impl State {
             Some(i) => i,
             None => {
                 // Recycle the least recently used.
-                let lru = (0..MAX_SHADOWS)
+                let lru = (0..self.shadows.len())
                     .min_by_key(|&i| self.shadows[i].as_ref().map_or(0, |s| s.last_use))
                     .expect("shadows");
                 self.drop_shadow(lru);
@@ -286,7 +344,7 @@ impl State {
         self.shadows[i] = Some(Shadow {
             space,
             root,
-            asid: i as u16 + 1,
+            asid: self.asid_base + i as u16,
             generation: self.generation,
             last_use: self.clock,
         });
@@ -338,7 +396,7 @@ impl State {
         };
         let page = pa >> 12;
         let guest_write = w.perms & wr != 0;
-        let writable = guest_write && !self.protected.contains(&page);
+        let writable = guest_write && !PROTECTED.lock().contains(&page);
         if w.perms & r == 0 || (write && !writable) {
             return false;
         }
@@ -416,31 +474,79 @@ impl State {
         self.aliases.insert(page, keep);
     }
 
-    fn maintenance(&mut self, op: TlbMaintenance) {
+    /// Empties shadow `i` in place (it keeps its root and host ASID: it may be the one
+    /// another vCPU runs on): the guest's level-1 entries go, then the host ASID's TLB
+    /// entries (Inner Shareable, complete at the `DSB`), then the tables below are freed.
+    fn empty_shadow(&mut self, i: usize) {
+        let Some(sh) = self.shadows[i].as_ref() else {
+            return;
+        };
+        let (root, asid) = (sh.root, sh.asid);
+        let mut below = Vec::new();
+        // SAFETY: the root and the tables below it are ours; entries 0-3 are the only
+        // guest ones.
+        unsafe {
+            for l1 in 0..4 {
+                let e1 = core::ptr::read_volatile(&(*root).0[l1]);
+                if e1 & 3 != 3 {
+                    continue;
+                }
+                core::ptr::write_volatile(&mut (*root).0[l1], 0);
+                let l2 = (e1 & super::OA_MASK) as *mut Table;
+                for e2 in (*l2).0 {
+                    if e2 & 3 == 3 {
+                        below.push((e2 & super::OA_MASK) as *mut Table);
+                    }
+                }
+                below.push(l2);
+            }
+        }
+        tlbi_asid(asid);
+        // No walk can use them any more: reusable.
+        self.free.extend(below);
+        self.generation = self.generation.wrapping_add(1);
+        let generation = self.generation;
+        let sh = self.shadows[i].as_mut().expect("live shadow");
+        sh.generation = generation;
+        self.stats.dropped += 1;
+    }
+
+    /// Applies TLB maintenance `op` to these shadows (performed by this vCPU, `mine`, or
+    /// by another). Shadows of other vCPUs, and this vCPU's current one, are emptied in
+    /// place; the page forms clear the page's entry in every shadow (global pages are
+    /// copied into each); the caller invalidates the host TLB for it.
+    fn maintenance(&mut self, op: TlbMaintenance, mine: bool) {
         match op {
-            TlbMaintenance::All => self.drop_all(),
-            TlbMaintenance::Asid(a) => {
-                for i in 0..MAX_SHADOWS {
-                    if self.shadows[i].as_ref().is_some_and(|s| s.space.asid == a) {
+            TlbMaintenance::All => {
+                for i in 0..self.shadows.len() {
+                    if mine && self.current != Some(i) {
                         self.drop_shadow(i);
+                    } else {
+                        self.empty_shadow(i);
+                    }
+                }
+                if mine {
+                    self.aliases.clear();
+                }
+            }
+            TlbMaintenance::Asid(a) => {
+                for i in 0..self.shadows.len() {
+                    if self.shadows[i].as_ref().is_some_and(|s| s.space.asid == a) {
+                        if mine && self.current != Some(i) {
+                            self.drop_shadow(i);
+                        } else {
+                            self.empty_shadow(i);
+                        }
                     }
                 }
             }
             TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) => {
-                // Every shadow: global pages are copied into each ASID's.
-                for i in 0..MAX_SHADOWS {
+                for i in 0..self.shadows.len() {
                     if let Some(e) = self.entry(i, va, false) {
                         // SAFETY: a level-3 entry of one of our tables.
                         unsafe { core::ptr::write_volatile(e, 0) };
                     }
                 }
-                tlbi_va_all(va);
-            }
-        }
-        if self.current.is_none() {
-            // The current shadow went: start it again (empty) before code runs.
-            if let Some(ctx) = self.ctx {
-                self.activate(ctx);
             }
         }
     }
@@ -460,22 +566,44 @@ pub fn switch(ctx: &GuestMmu) {
     })
 }
 
-/// Applies the guest's TLB maintenance.
+/// Applies the guest's TLB maintenance `op`, performed by this vCPU, to the shadows of
+/// every vCPU (the operation may be an Inner Shareable one; a local one invalidates more
+/// than it must, which the architecture allows), then tells the other vCPUs' engines and
+/// waits until each has dropped its translations or is not running guest code
+/// ([`crate::smp::broadcast_tlb`]): when this returns, no vCPU can use a translation
+/// that `op` removed.
 pub fn maintenance(op: TlbMaintenance) {
-    with(|s| s.maintenance(op))
+    let me = me();
+    for (v, state) in STATES.iter().enumerate() {
+        let mut g = state.lock();
+        if let Some(s) = g.as_mut() {
+            s.maintenance(op, v == me);
+        }
+    }
+    if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
+        tlbi_va_all(va);
+    }
+    crate::smp::broadcast_tlb(op);
 }
 
 /// Write-protects guest physical page `page` (code was translated from it) in every shadow
 /// that maps it, and in those filled later, or makes it writable again.
 pub fn protect(page: u32, on: bool) {
-    with(|s| {
+    {
+        let mut p = PROTECTED.lock();
         if on {
-            s.protected.insert(page);
+            p.insert(page);
         } else {
-            s.protected.remove(&page);
+            p.remove(&page);
         }
-        s.set_aliases(page, on);
-    })
+    }
+    // A fill racing with this one either saw the page protected, or recorded its alias
+    // under its vCPU's lock before this takes it.
+    for state in &STATES {
+        if let Some(s) = state.lock().as_mut() {
+            s.set_aliases(page, on);
+        }
+    }
 }
 
 /// From the EL1 vector: fills the current shadow for translated code's access to `far`
@@ -483,10 +611,19 @@ pub fn protect(page: u32, on: bool) {
 /// access can be retried.
 pub fn fill(far: u64, write: bool) -> bool {
     with(|s| {
-        // The same fault again right after a fill: the entry did not make the access
-        // possible (a bug, or something the shadow cannot express): not filled again, so
-        // the interpreter runs the access.
-        let again = s.last_fill == Some((far, write));
+        // The same fault again right after a fill while the filled entry is still there:
+        // it did not make the access possible (a bug, or something the shadow cannot
+        // express): not filled again, so the interpreter runs the access. (Another
+        // vCPU's TLB maintenance may have cleared the entry in between: filled again.)
+        let filled_entry_there = s
+            .current
+            .and_then(|i| s.entry(i, far as u32, false))
+            .is_some_and(|e| {
+                // SAFETY: a level-3 entry of one of our tables.
+                let d = unsafe { core::ptr::read_volatile(e) };
+                d & 1 != 0
+            });
+        let again = s.last_fill == Some((far, write)) && filled_entry_there;
         let ok = !again && s.fill(far, write);
         s.last_fill = ok.then_some((far, write));
         if again {
