@@ -13,6 +13,8 @@
 //! then seen only through the guest's instruction-cache maintenance). `--vectors`: the
 //! guest's exceptions other than SVC are taken through its own vectors (`VBAR`) instead
 //! of ending the run, so a privileged guest can handle them (an OS in miniature).
+//! `--svc-vectors`: with `--vectors`, `SVC` too; the guest's system calls are then
+//! `HVC #0` (from PL1) with the same registers.
 
 #![no_std]
 #![no_main]
@@ -142,10 +144,11 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     let privileged = args.iter().any(|&a| arg(a) == b"--privileged");
     let no_protect = args.iter().any(|&a| arg(a) == b"--no-protect");
     let vectors = args.iter().any(|&a| arg(a) == b"--vectors");
+    let svc_vectors = args.iter().any(|&a| arg(a) == b"--svc-vectors");
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--vectors] [--no-protect] [--fuzz=N] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--vectors] [--svc-vectors] [--no-protect] [--fuzz=N] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -189,7 +192,7 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         Cpu::new_user(entry & 1 != 0)
     };
     cpu.set_pc(entry & !1);
-    cpu.set_exit_on_svc(true);
+    cpu.set_exit_on_svc(!svc_vectors);
     cpu.set_exit_on_exception(!vectors);
     let mut dbt = Dbt::new(A64Gen::new());
     let mut left: u64 = 2_000_000_000;
@@ -202,24 +205,26 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
         };
         left = left.saturating_sub(cpu.icount - before);
         match exit {
-            Exit::Svc(_) => match cpu.reg(7) {
-                4 => {
-                    let (p, n) = (cpu.reg(1) as u64, cpu.reg(2) as u64);
-                    if !mem.ok(p, 1) || !mem.ok(p + n, 0) {
+            e @ (Exit::Svc(_) | Exit::Hvc(_)) if svc_vectors || matches!(e, Exit::Svc(_)) => {
+                match cpu.reg(7) {
+                    4 => {
+                        let (p, n) = (cpu.reg(1) as u64, cpu.reg(2) as u64);
+                        if !mem.ok(p, 1) || !mem.ok(p + n, 0) {
+                            break 2;
+                        }
+                        // SAFETY: checked to be inside the guest mapping.
+                        sys::write(1, unsafe {
+                            core::slice::from_raw_parts(p as *const u8, n as usize)
+                        });
+                        cpu.set_reg(0, n as u32);
+                    }
+                    1 => break cpu.reg(0) as u64,
+                    n => {
+                        sys::write(2, format!("unexpected syscall {n}\n").as_bytes());
                         break 2;
                     }
-                    // SAFETY: checked to be inside the guest mapping.
-                    sys::write(1, unsafe {
-                        core::slice::from_raw_parts(p as *const u8, n as usize)
-                    });
-                    cpu.set_reg(0, n as u32);
                 }
-                1 => break cpu.reg(0) as u64,
-                n => {
-                    sys::write(2, format!("unexpected syscall {n}\n").as_bytes());
-                    break 2;
-                }
-            },
+            }
             Exit::Budget => break 3,
             Exit::Exception(e @ Exception::DataAbort { .. }) if skip_aborts => {
                 // Report the exact state at the abort, then continue after the instruction.

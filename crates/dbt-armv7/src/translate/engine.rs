@@ -583,6 +583,8 @@ impl<G: CodeGen> Dbt<G> {
                 counted: 0,
             };
             self.state.link_site = &mut call as *mut CallCtx<'_> as u64;
+            // Inline CP15 accesses and exception entries and returns use its fields.
+            self.state.cpu = call.cpu as u64;
             // SAFETY: the cache holds the runtime and blocks this engine generated with
             // `self.gen` for the host that `mem` belongs to; `state` is ours; `call`
             // outlives the call.

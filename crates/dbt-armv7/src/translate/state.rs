@@ -33,8 +33,10 @@ pub struct GuestState {
     pub ibtc_base: u64,
     /// Byte offset of the return stack's top entry in the ring.
     pub ras_top: u64,
-    /// Padding (the FP registers are 16-byte aligned).
-    pub pad3: u64,
+    /// Host address of the guest [`Cpu`](crate::Cpu) while translated code runs (set by
+    /// the dispatcher at each entry): inline CP15 accesses and exception entries and
+    /// returns read and write its fields (see [`a64::cpu_fields`](super::a64::cpu_fields)).
+    pub cpu: u64,
     /// The guest's D0-D31 (S and Q registers alias them), which translated VFP/Advanced
     /// SIMD code reads and writes here (see [`a64::vfp`](super::a64::vfp)).
     pub fp: [u64; 32],
@@ -98,6 +100,8 @@ pub const OFF_IBTC_BASE: u32 = 104;
 /// Byte offset of [`GuestState::ras_top`].
 pub const OFF_RAS_TOP: u32 = 112;
 
+/// Byte offset of [`GuestState::cpu`].
+pub const OFF_CPU: u32 = 120;
 /// Byte offset of [`GuestState::fp`].
 pub const OFF_FP: u32 = 128;
 /// Byte offset of [`GuestState::host_d`].
@@ -117,4 +121,5 @@ const _: () = {
     assert!(core::mem::offset_of!(GuestState, ras_base) == OFF_RAS_BASE as usize);
     assert!(core::mem::offset_of!(GuestState, ibtc_base) == OFF_IBTC_BASE as usize);
     assert!(core::mem::offset_of!(GuestState, ras_top) == OFF_RAS_TOP as usize);
+    assert!(core::mem::offset_of!(GuestState, cpu) == OFF_CPU as usize);
 };

@@ -298,7 +298,7 @@ fn stub(a: &mut Asm, rt: &Runtime, pc: u32, site: Option<usize>, reason: u32) {
 
 impl CodeGen for A64Gen {
     fn supports(&self, insn: &Insn) -> bool {
-        lower::supported(insn) || sys_call::callable(insn)
+        lower::supported(insn) || sys_call::callable(insn) || super::exception::handles(insn)
     }
 
     fn runtime(&self) -> (Vec<u8>, Runtime) {
@@ -493,6 +493,24 @@ impl CodeGen for A64Gen {
                     mov32(&mut a, T_ADDR, target);
                     exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch);
                 }
+                _ if super::exception::handles(&gi.insn) => {
+                    // Exception entry or return, inline (or a side exit).
+                    if cond < 14 {
+                        a.b_cond_to(cond ^ 1, skip);
+                    }
+                    let (it, privileged) = (gi.it, block.key.privileged);
+                    let side = super::exception::lower(
+                        &mut a,
+                        rt,
+                        &gi.insn,
+                        gi.pc,
+                        thumb,
+                        it,
+                        privileged,
+                        k + 1,
+                    );
+                    stubs.push((side, gi.pc, StubKind::Side(start)));
+                }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the
                     // instruction is charged, so a fault in it is exact.
@@ -539,10 +557,12 @@ impl CodeGen for A64Gen {
                         // into the system model (`sys_call`), in the block.
                         debug_assert!(sys_call::callable(&gi.insn), "{:?}", gi.insn);
                         a.reset(mark);
-                        let out = a.label();
-                        let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
-                        call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
-                        stubs.push((out, gi.pc, StubKind::CallExit(k)));
+                        if !super::cp15_inline::lower(&mut a, &gi.insn, block.key.privileged) {
+                            let out = a.label();
+                            let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
+                            call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
+                            stubs.push((out, gi.pc, StubKind::CallExit(k)));
+                        }
                     }
                 }
             }

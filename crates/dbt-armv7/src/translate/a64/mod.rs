@@ -8,10 +8,13 @@
 //! [`GuestState`](super::state::GuestState)); scratch: `x15`-`x17`, `x19`-`x23`.
 
 pub mod asm;
+mod cp15_inline;
+pub mod cpu_fields;
 pub mod enc;
 pub mod enc_alu;
 pub mod enc_excl;
 pub mod enc_fp;
+mod exception;
 mod gen;
 mod indirect;
 mod lower;
