@@ -20,6 +20,8 @@ const VECTORS: u32 = 0x10800;
 const MAIN: u32 = 0x11000;
 const TWEAKS: u32 = 0x20000;
 const OUT: u32 = 0x30000;
+/// Times the random body runs.
+const PASSES: u32 = 4;
 /// The SPSR change the last `SVC` uses: back to SVC mode.
 const FINAL_TWEAK: u32 = 0x2f000;
 
@@ -113,6 +115,8 @@ fn program(rng: &mut Rng, thumb: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32)
     c.both(0xee0c_1f10, 0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
     c.mov32(4, TWEAKS);
     c.mov32(0, 0);
+    c.mov32(6, PASSES);
+    let top = c.h.len();
     for _ in 0..steps {
         match rng.below(10) {
             0 | 1 => {
@@ -163,6 +167,25 @@ fn program(rng: &mut Rng, thumb: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32)
             }
         }
     }
+    // The body again (PASSES times: translated blocks and target cache entries reused).
+    let at = MAIN + 2 * c.h.len() as u32;
+    let target = MAIN + 2 * top as u32;
+    if thumb {
+        c.t16(0x3e01); // subs r6, #1
+        let off = target.wrapping_sub(at + 2 + 4) as i32;
+        let (s, j1, j2) = ((off >> 20) & 1, (off >> 18) & 1, (off >> 19) & 1);
+        let w = 0xf000_8000
+            | (s as u32) << 26
+            | 1 << 22 // cond NE
+            | ((off >> 12) as u32 & 0x3f) << 16
+            | (j1 as u32) << 13
+            | (j2 as u32) << 11
+            | ((off >> 1) as u32 & 0x7ff);
+        c.t32(w); // bne.w top
+    } else {
+        c.a32(0xe256_6001); // subs r6, r6, #1
+        c.a32(common::a32::b(1, at + 4, target)); // bne top
+    }
     // Back to SVC mode, write the checksum, exit.
     c.mov32(4, FINAL_TWEAK);
     if thumb {
@@ -208,7 +231,7 @@ fn program(rng: &mut Rng, thumb: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32)
     const NEW_MODE: [u32; 13] = [
         0, 0, 0, 0, 0x10, 0x11, 0x12, 0x13, 0x17, 0x1b, 0x1f, 0x16, 0x1a,
     ];
-    for k in 0..2 * steps as u32 + 16 {
+    for k in 0..steps as u32 * PASSES + 16 {
         let flips = rng.u32() & (0xf800_0000 | 0x000f_0000 | 0x1c0);
         let m = NEW_MODE[rng.below(NEW_MODE.len() as u32) as usize];
         put(&mut img, TWEAKS + 4 * k, flips | m);
@@ -244,7 +267,7 @@ fn inline_exceptions_agree_with_the_interpreter() {
     .enumerate()
     {
         let mut rng = Rng::seeded(seed.wrapping_mul(31).wrapping_add(case as u64));
-        let steps = 400;
+        let steps = 150;
         let (img, entry) = program(&mut rng, thumb, ret, steps);
         let elf = common::elf32(BASE, entry, &img);
         let (si, oi, _) = run(&elf, &["--interp", opts[0], opts[1], opts[2]]);
@@ -259,7 +282,7 @@ fn inline_exceptions_agree_with_the_interpreter() {
         );
         let get = |k: &str| stats.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
         total_entries += get("entries");
-        total_exceptions += steps as u64 / 2;
+        total_exceptions += (steps as u32 * PASSES / 2) as u64;
         eprintln!("{what}: checksum {oi:02x?}, {stats:?}");
     }
     eprintln!("code cache entries {total_entries} for ~{total_exceptions} exceptions");
