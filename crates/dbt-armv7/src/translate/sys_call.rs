@@ -43,6 +43,12 @@ pub struct CallCtx<'a> {
     pub counted: u64,
 }
 
+/// Bit of [`step_from_code`]'s `it_len`: the instruction is T32/T16 (the block's
+/// instruction set). The guest core's `CPSR.T` is not kept while translated code runs: a
+/// return or indirect branch that hits the return stack or the target cache may enter a
+/// block of the other instruction set without the dispatcher.
+pub const IT_LEN_THUMB: u32 = 1 << 16;
+
 /// Whether translated code runs `i` through [`step_from_code`]: a defined, predictable
 /// instruction that neither branches nor accesses memory (those leave the block: a store
 /// may hit translated code, a branch needs the dispatcher). VFP/Advanced SIMD
@@ -56,9 +62,9 @@ pub fn callable(i: &Insn) -> bool {
 }
 
 /// Runs the guest instruction at `pc` (encoding `raw`, as the decoder's `Insn::raw`;
-/// `len` bytes long, Thumb ITSTATE `it`; `it_len` is `it | len << 8`) in the interpreter
-/// with the
-/// guest state that translated code stored in `*state`. Returns 0 when the block may go
+/// `len` bytes long, Thumb ITSTATE `it`; `it_len` is `it | len << 8`, plus
+/// [`IT_LEN_THUMB`] in a Thumb block) in the interpreter, in the block's instruction set,
+/// with the guest state that translated code stored in `*state`. Returns 0 when the block may go
 /// on (the registers and NZCV after the instruction are in `*state`, its instruction is
 /// not counted: the block's exits count it), or 1 when translated code must leave with
 /// [`EXIT_CALL`] (the [`Cpu`] holds the state after the instruction).
@@ -85,8 +91,15 @@ pub unsafe extern "C" fn step_from_code(
     copy_regs(&mut cpu.r, &st.r);
     cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
     cpu.r[15] = pc;
+    // The block's instruction set, not the one the dispatcher last saw (see
+    // IT_LEN_THUMB): decoded as A32, Thumb's `pld [r0]` is UNDEFINED.
+    if it_len & IT_LEN_THUMB != 0 {
+        cpu.cpsr |= crate::cpu::psr::T;
+    } else {
+        cpu.cpsr &= !crate::cpu::psr::T;
+    }
     cpu.it = it_len as u8;
-    let len = it_len >> 8;
+    let len = (it_len >> 8) & 0xff;
     let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
     let mmu_before = translation_regs(cpu);
     // Decoded again from its encoding (cheaper than a fetch through the bus and the

@@ -228,6 +228,13 @@ fn entry(a: &mut Asm, insn: &Insn, pc: u32, thumb: bool, kind: Kind, slow: Label
     access(a, Ls::Ldr, old, CPU, f::CPSR, T_FLAGS);
     a.put(enc::mrs_nzcv(spsr));
     a.put(enc::x_bfxil(spsr, old, 0, 28));
+    // SPSR.T is the block's instruction set: the core's CPSR.T is stale after a return or
+    // indirect branch that entered this block from the other one inside the code cache.
+    if thumb {
+        logic_const(a, Logic::Orr, spsr, psr::T, t);
+    } else {
+        logic_const(a, Logic::And, spsr, !psr::T, t);
+    }
     // The banked SP/LR, when the mode changes.
     let same = a.label();
     a.put(enc::w_addsub_imm(AddSub::Sub, t, cur, mode as u32, false));

@@ -246,8 +246,8 @@ fn track_alignment(a: &mut Asm, insn: &Insn, before: u16) {
     }
 }
 
-/// Calls [`step_from_code`] for the instruction at `pc` (`it_len`: its ITSTATE and
-/// length; `raw`: its encoding) with the guest registers and NZCV stored in the state, then reloads them; goes
+/// Calls [`step_from_code`] for the instruction at `pc` (`it_len`: its ITSTATE, length
+/// and instruction set; `raw`: its encoding) with the guest registers and NZCV stored in the state, then reloads them; goes
 /// to `out` when the call asks to leave.
 fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
     for n in (0..14u8).step_by(2) {
@@ -559,7 +559,9 @@ impl CodeGen for A64Gen {
                         a.reset(mark);
                         if !super::cp15_inline::lower(&mut a, &gi.insn, block.key.privileged) {
                             let out = a.label();
-                            let it_len = gi.it as u32 | (gi.insn.len as u32) << 8;
+                            let it_len = gi.it as u32
+                                | (gi.insn.len as u32) << 8
+                                | if thumb { sys_call::IT_LEN_THUMB } else { 0 };
                             call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
                             stubs.push((out, gi.pc, StubKind::CallExit(k)));
                         }
