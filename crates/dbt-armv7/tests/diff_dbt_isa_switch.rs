@@ -3,11 +3,12 @@
 //! an A32 function (`BLX imm`, through the dispatcher), which returns with `BX LR`; from
 //! the second call on, the return finds the Thumb continuation in the target cache and
 //! jumps to it without the dispatcher, so the guest core's `CPSR.T` still says A32 there.
-//! The continuation's first instruction is a `PLD` (not lowered: it runs in the
+//! The continuation's first instruction is an `MRS` (sensitive: it runs in the
 //! interpreter through `step_from_code`), which must still be decoded and executed as
-//! T32. Decoded as A32, `f890 f000` is UNDEFINED: this is how every busybox `insmod` of
-//! Linux armhf under the DBT died of SIGILL (glibc's Thumb `strlen` starts with
-//! `pld [r0]` and was entered in A32 state after a return from A32 `memcpy`).
+//! T32; decoded as A32, `f3ef 8100` is UNDEFINED. This is how every busybox `insmod` of
+//! Linux armhf under the DBT died of SIGILL: glibc's Thumb `strlen` starts with
+//! `pld [r0]`, which went through `step_from_code` too, and was entered in A32 state
+//! after a return from A32 `memcpy` (`f890 f000` as A32 is UNDEFINED as well).
 //!
 //! The same for an `SVC` that translated code takes itself (PL1 to PL1): its `SPSR`
 //! must say Thumb, or the handler's `MOVS pc, lr` returns to the Thumb code in A32 state.
@@ -15,19 +16,20 @@
 mod common;
 
 /// At 0x11000 (entered in Thumb state): 100 calls of the A32 function at 0x11020, each
-/// followed by a `PLD`; exits with the number of iterations.
+/// followed by an `MRS` and a `PLD`; exits with the number of iterations.
 const CODE: [u16; 16] = [
     0x2400, // 0x00: movs r4, #0
     0x4668, // 0x02: mov r0, sp
     0xf000, 0xe80c, // 0x04: loop: blx 0x11020   (A32)
-    0xf890, 0xf000, // 0x08: pld [r0]           (through step_from_code)
-    0x3401, // 0x0c: adds r4, #1
-    0x2c64, // 0x0e: cmp r4, #100
-    0xdbf8, // 0x10: blt loop
-    0x4620, // 0x12: mov r0, r4
-    0x2701, // 0x14: movs r7, #1
-    0xdf00, // 0x16: svc #0                exit(r4)
-    0, 0, 0, 0, // 0x18: padding
+    0xf3ef, 0x8100, // 0x08: mrs r1, apsr       (through step_from_code)
+    0xf890, 0xf000, // 0x0c: pld [r0]
+    0x3401, // 0x10: adds r4, #1
+    0x2c64, // 0x12: cmp r4, #100
+    0xdbf6, // 0x14: blt loop
+    0x4620, // 0x16: mov r0, r4
+    0x2701, // 0x18: movs r7, #1
+    0xdf00, // 0x1a: svc #0                exit(r4)
+    0, 0, // 0x1c: padding
 ];
 
 /// At 0x11020: `bx lr` (A32).

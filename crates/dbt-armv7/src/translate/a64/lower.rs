@@ -245,6 +245,9 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             Lowered::Done
         }
         Op::Hint(crate::decode::Hint::Nop | crate::decode::Hint::Yield) => Lowered::Done,
+        // PLD/PLDW/PLI: hints with no architectural effect that never abort (ARM ARM
+        // A8.8.126-A8.8.130); glibc's and Linux's copy loops issue one per cache line.
+        Op::Preload { .. } => Lowered::Done,
         Op::Barrier(crate::decode::Barrier::Dmb) => {
             a.put(enc::DMB_ISH);
             Lowered::Done
