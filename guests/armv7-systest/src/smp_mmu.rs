@@ -14,7 +14,7 @@
 //! Each check compares with what the architecture requires, so the lines are the same
 //! under `qemu-system-arm` and under the hypervisor's DBT.
 
-use core::arch::asm;
+use core::arch::{asm, global_asm};
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 
 use crate::uart::{puthex, puts};
@@ -33,8 +33,35 @@ static mut PT2: Page = Page([0; 1024]);
 static mut DATA: [Page; 3] = [const { Page([0; 1024]) }; 3];
 static mut CODE: [Page; 2] = [const { Page([0; 1024]) }; 2];
 
-/// Where the test maps its pages: data at `VA`, code at `VA + 0x1000`.
-const VA: u32 = 0x8000_0000;
+/// Where the test maps its pages: data at `VA`, code at `VA + 0x1000` (within a direct
+/// `BL` of this program, so that under the DBT the call is a linked branch that bypasses
+/// the dispatcher; the rest of the 1 MiB around it is not mapped while the MMU is on).
+/// `link.ld` defines `smp_mmu_code_va` = `VA + 0x1000` for that `BL`.
+const VA: u32 = 0x4100_0000;
+
+global_asm!(
+    r#"
+    .text
+    .arm
+    .balign 4
+    // r0 = flag, r1 = value, r2 = patience: waits until the word at r0 >= r1 (or r2
+    // polls), then calls the code page at VA + 0x1000 and returns what it returns.
+    .global smp_mmu_probe
+smp_mmu_probe:
+1:  ldr r3, [r0]
+    cmp r3, r1
+    bhs 2f
+    subs r2, r2, #1
+    bne 1b
+2:  push {{r4, lr}}
+    bl smp_mmu_code_va
+    pop {{r4, pc}}
+"#
+);
+
+extern "C" {
+    fn smp_mmu_probe(flag: *const u32, value: u32, patience: u32) -> u32;
+}
 /// First words of the data pages, return values of the code pages.
 const WORDS: [u32; 3] = [0x1111_1111, 0x2222_2222, 0x3333_3333];
 const RETURNS: [u32; 2] = [0x11, 0x22];
@@ -191,10 +218,15 @@ fn read_va() -> u32 {
     unsafe { read_volatile(VA as *const u32) }
 }
 
+/// Waits until `flag` >= `value`, then runs the code page at `VA + 0x1000` (ASID 1: a
+/// code page, `mov r0, #n; bx lr`) and returns what it returns.
+fn call_va_after(flag: *const u32, value: u32) -> u32 {
+    // SAFETY: the code page is mapped in ASID 1, where the callers run this.
+    unsafe { smp_mmu_probe(flag, value, PATIENCE) }
+}
+
 fn call_va() -> u32 {
-    // SAFETY: `VA + 0x1000` is mapped to a code page (`mov r0, #n; bx lr`) in ASID 1.
-    let f: extern "C" fn() -> u32 = unsafe { core::mem::transmute((VA + 0x1000) as usize) };
-    f()
+    call_va_after(addr_of!(STAGE0), 0)
 }
 
 /// Sets entry `i` of second-level table `pt` to small page `pa` (and orders the store
@@ -236,10 +268,10 @@ pub fn secondary() {
     seen(0, read_va());
     seen(1, call_va());
     set(addr_of_mut!(STAGE1), 1);
-    // Spins with the MMU on (its translations of `VA` cached) while CPU 0 remaps.
-    wait(addr_of!(STAGE0), 2);
+    // Spins with the MMU on (its translations of `VA` cached) while CPU 0 remaps, then
+    // calls the code page from the same place as before.
+    seen(3, call_va_after(addr_of!(STAGE0), 2));
     seen(2, read_va());
-    seen(3, call_va());
     switch(2, addr_of!(TT2) as u32);
     seen(4, read_va());
     switch(1, addr_of!(TT1) as u32);
