@@ -483,6 +483,17 @@ impl<G: CodeGen> Dbt<G> {
             };
             let id = match found {
                 Some(id) => id,
+                None if left < MAX_BLOCK_INSNS as u64 => {
+                    // The end of the budget: a new block would most likely not fit and be
+                    // interpreted anyway, and every instruction interpreted here starts
+                    // another one (a translation per instruction at the end of a slice).
+                    link_from = None;
+                    indirect_to = false;
+                    if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
+                        return e;
+                    }
+                    continue;
+                }
                 None => {
                     if self.blocks.len() >= MAX_BLOCKS {
                         self.flush();
