@@ -242,7 +242,7 @@ pub fn run(
             _ => TIMEOUT,
         };
         eprintln!("xtask: bench {name}");
-        let (console, ended) = match count::run_for(qemu, &args, &log, timeout) {
+        let (console, ended) = match count::run_until(qemu, &args, &log, timeout, STOP_ON) {
             Ok(bytes) => (String::from_utf8_lossy(&bytes).into_owned(), None),
             Err(e) => (
                 std::fs::read_to_string(&log).unwrap_or_default(),
@@ -257,6 +257,9 @@ pub fn run(
     }
     Ok(out)
 }
+
+/// Console lines after which the guest will not get to the result: the run ends there.
+const STOP_ON: &[&str] = &["Kernel panic", "Attempted to kill init"];
 
 /// Console lines that tell why the guest's userland did not get to the result.
 const USERLAND_FAILURES: &[&str] = &[

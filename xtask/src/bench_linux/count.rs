@@ -151,6 +151,22 @@ pub fn run_for(
     log: &Path,
     timeout: Duration,
 ) -> Result<Vec<u8>> {
+    run_until(qemu_path, args, log, timeout, &[])
+}
+
+/// How often [`run_until`] looks at the console for a line that ends the run.
+const POLL: Duration = Duration::from_secs(2);
+
+/// [`run_for`] that also ends QEMU (an error naming the line) as soon as the console shows a
+/// line containing one of `stop_on` (e.g. `Kernel panic`: the guest will not go on, and
+/// waiting for the time limit would waste minutes).
+pub fn run_until(
+    qemu_path: &Path,
+    args: &[OsString],
+    log: &Path,
+    timeout: Duration,
+    stop_on: &[&str],
+) -> Result<Vec<u8>> {
     let err_path = log.with_extension("stderr");
     let out = fs::File::create(log).io(|| format!("creating {}", log.display()))?;
     let err = fs::File::create(&err_path).io(|| format!("creating {}", err_path.display()))?;
@@ -161,17 +177,42 @@ pub fn run_for(
         .stderr(err)
         .spawn()
         .io(|| format!("could not start {}", qemu_path.display()))?;
-    let status = child
-        .wait_timeout(timeout)
-        .io(|| "waiting for QEMU".into())?;
-    if status.is_none() {
+    let start = std::time::Instant::now();
+    let stopped = loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            break Some(format!(
+                "timed out after {} s (log: {})",
+                timeout.as_secs(),
+                log.display()
+            ));
+        }
+        let wait = if stop_on.is_empty() {
+            left
+        } else {
+            left.min(POLL)
+        };
+        if child
+            .wait_timeout(wait)
+            .io(|| "waiting for QEMU".into())?
+            .is_some()
+        {
+            break None;
+        }
+        let console = fs::read(log).unwrap_or_default();
+        let text = String::from_utf8_lossy(&console);
+        if let Some(line) = text.lines().find(|l| stop_on.iter().any(|s| l.contains(s))) {
+            break Some(format!(
+                "stopped at `{}` (log: {})",
+                line.trim(),
+                log.display()
+            ));
+        }
+    };
+    if let Some(why) = stopped {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(fail!(
-            "timed out after {} s (log: {})",
-            timeout.as_secs(),
-            log.display()
-        ));
+        return Err(fail!("{why}"));
     }
     fs::read(log).io(|| format!("reading {}", log.display()))
 }
