@@ -1,7 +1,8 @@
 //! Exceptions taken and returned inside translated code (`translate::a64::exception`)
 //! against the interpreter: random PL1 programs (A32 or Thumb, seed `DBT_DIFF_SEED`) that
 //! switch among the modes with `CPS`, load the banked SP/LR and the flags with random
-//! values, and raise `SVC` (conditional or in an IT block too) and UNDEFINED (`UDF`). The handlers fold SPSR, CPSR, SP and LR into a checksum,
+//! values, and raise `SVC` (conditional, in an IT block, or in the other instruction set
+//! after a `BX`) and UNDEFINED (`UDF`). The handlers fold SPSR, CPSR, SP and LR into a checksum,
 //! then rewrite the SPSR from a table of random changes (the mode: User, FIQ, IRQ, SVC,
 //! Abort, Undefined, System, or unmodelled ones; NZCV, Q, GE, A, I, F) and return with
 //! `MOVS pc, lr`, `SUBS pc, lr, #4` after `ADD lr, lr, #4`, or `ERET`. The program ends in
@@ -118,7 +119,25 @@ fn program(rng: &mut Rng, thumb: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32)
     c.mov32(6, PASSES);
     let top = c.h.len();
     for _ in 0..steps {
-        match rng.below(10) {
+        match rng.below(11) {
+            10 => {
+                // An SVC in the other instruction set, reached and left by BX (through
+                // the target cache once translated: the CPU's T bit is stale there).
+                let svc = rng.below(256);
+                if thumb {
+                    if c.h.len() % 2 == 1 {
+                        c.t16(0xbf00); // nop: word-align the ADR
+                    }
+                    c.h.extend([0xa101, 0x4708, 0xbf00, 0xbf00]); // adr r1, arm; bx r1
+                    c.a32(0xef00_0000 | svc); // arm: svc
+                    c.a32(0xe28f_1001); // add r1, pc, #1
+                    c.a32(0xe12f_ff11); // bx r1
+                } else {
+                    c.a32(0xe28f_1001); // add r1, pc, #1
+                    c.a32(0xe12f_ff11); // bx r1
+                    c.h.extend([0xdf00 | svc as u16, 0xa101, 0x4708, 0xbf00]); // svc; adr r1, arm; bx r1
+                }
+            }
             0 | 1 => {
                 let m = MODES[rng.below(7) as usize];
                 c.both(0xf102_0000 | m, 0xf3af_8100 | m); // cps #m
@@ -286,4 +305,64 @@ fn inline_exceptions_agree_with_the_interpreter() {
         eprintln!("{what}: checksum {oi:02x?}, {stats:?}");
     }
     eprintln!("code cache entries {total_entries} for ~{total_exceptions} exceptions");
+}
+
+/// A loop that `BX`es from A32 into a Thumb `SVC` and back, then makes an A32 `SVC`: once
+/// translated, the branches go through the target cache (the CPU's T bit is stale), and
+/// each SVC's SPSR must still name its own instruction set, so that `MOVS pc, lr`
+/// returns into the right one.
+#[test]
+fn svc_after_an_interworking_branch_saves_the_thumb_bit() {
+    let mut c = Code {
+        thumb: false,
+        h: Vec::new(),
+    };
+    c.mov32(1, VECTORS);
+    c.a32(0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
+    c.mov32(4, TWEAKS);
+    c.mov32(0, 0);
+    c.mov32(6, 100);
+    let top = MAIN + 2 * c.h.len() as u32;
+    c.a32(0xe28f_1001); // add r1, pc, #1
+    c.a32(0xe12f_ff11); // bx r1
+    // nop; svc #7; adds r0, #3; adr r1, arm; bx r1; nop (the first nop keeps the block's
+    // address and the SVC's return address in different target cache entries)
+    c.h.extend([0xbf00, 0xdf07, 0x3003, 0xa101, 0x4708, 0xbf00]);
+    c.a32(0xe280_0001); // add r0, r0, #1
+    c.a32(0xef00_0008); // svc #8 (A32)
+    c.a32(0xe256_6001); // subs r6, r6, #1
+    let at = MAIN + 2 * c.h.len() as u32;
+    c.a32(common::a32::b(1, at, top)); // bne top
+    c.mov32(5, OUT);
+    c.a32(0xe585_0000); // str r0, [r5]
+    c.mov32(0, 1);
+    c.mov32(1, OUT);
+    c.mov32(2, 4);
+    c.mov32(7, 4);
+    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
+    c.mov32(0, 0);
+    c.mov32(7, 1);
+    c.a32(0xe140_0070); // hvc #0: exit(0)
+    let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
+    let put = |img: &mut Vec<u8>, at: u32, w: u32| {
+        let o = (at - BASE) as usize;
+        img[o..o + 4].copy_from_slice(&w.to_le_bytes());
+    };
+    // SVC vector: r0 += SPSR.T (0x20), then return.
+    put(&mut img, VECTORS + 8, 0xe14f_2000); // mrs r2, spsr
+    put(&mut img, VECTORS + 12, 0xe202_2020); // and r2, r2, #0x20
+    put(&mut img, VECTORS + 16, 0xe080_0002); // add r0, r0, r2
+    put(&mut img, VECTORS + 20, 0xe1b0_f00e); // movs pc, lr
+    for (k, hw) in c.h.iter().enumerate() {
+        let o = (MAIN - BASE) as usize + 2 * k;
+        img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+    }
+    let elf = common::elf32(BASE, MAIN, &img);
+    let opts = ["--privileged", "--vectors", "--svc-vectors"];
+    let (si, oi, _) = run(&elf, &["--interp", opts[0], opts[1], opts[2]]);
+    let (st, ot, stats) = run(&elf, &opts);
+    assert_eq!((si, oi.as_slice()), (0, &3600u32.to_le_bytes()[..]), "interpreter");
+    assert_eq!((st, ot), (0, oi), "translator: {stats:?}");
+    let get = |k: &str| stats.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+    assert!(get("entries") < 50, "the loop stays in the code cache: {stats:?}");
 }
