@@ -325,8 +325,8 @@ fn svc_after_an_interworking_branch_saves_the_thumb_bit() {
     let top = MAIN + 2 * c.h.len() as u32;
     c.a32(0xe28f_1001); // add r1, pc, #1
     c.a32(0xe12f_ff11); // bx r1
-    // nop; svc #7; adds r0, #3; adr r1, arm; bx r1; nop (the first nop keeps the block's
-    // address and the SVC's return address in different target cache entries)
+                        // nop; svc #7; adds r0, #3; adr r1, arm; bx r1; nop (the first nop keeps the block's
+                        // address and the SVC's return address in different target cache entries)
     c.h.extend([0xbf00, 0xdf07, 0x3003, 0xa101, 0x4708, 0xbf00]);
     c.a32(0xe280_0001); // add r0, r0, #1
     c.a32(0xef00_0008); // svc #8 (A32)
@@ -361,8 +361,15 @@ fn svc_after_an_interworking_branch_saves_the_thumb_bit() {
     let opts = ["--privileged", "--vectors", "--svc-vectors"];
     let (si, oi, _) = run(&elf, &["--interp", opts[0], opts[1], opts[2]]);
     let (st, ot, stats) = run(&elf, &opts);
-    assert_eq!((si, oi.as_slice()), (0, &3600u32.to_le_bytes()[..]), "interpreter");
+    assert_eq!(
+        (si, oi.as_slice()),
+        (0, &3600u32.to_le_bytes()[..]),
+        "interpreter"
+    );
     assert_eq!((st, ot), (0, oi), "translator: {stats:?}");
     let get = |k: &str| stats.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
-    assert!(get("entries") < 50, "the loop stays in the code cache: {stats:?}");
+    assert!(
+        get("entries") < 50,
+        "the loop stays in the code cache: {stats:?}"
+    );
 }
