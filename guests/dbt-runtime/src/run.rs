@@ -109,6 +109,9 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
     cpu.set_pc(entry as u32 & !1);
 
     let mut dbt = Dbt::new(A64Gen::new());
+    // A slice may end a few instructions early, at a block boundary (interrupts are
+    // looked at between slices only): cheaper than interpreting up to the exact count.
+    dbt.set_budget_is_slice(true);
     loop {
         crate::smp::drain(&mut dbt, &mut code);
         let isr = isr_el1();

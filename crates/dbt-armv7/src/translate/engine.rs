@@ -135,6 +135,8 @@ pub struct Dbt<G: CodeGen> {
     strict_align: bool,
     /// What the host was last told about the guest's stage 1 (hosts that mirror it).
     host_mmu: Option<GuestMmu>,
+    /// [`Dbt::set_budget_is_slice`].
+    slices: bool,
 }
 
 /// A translation context: privilege, address space ([`Key::asid`]), with the MMU on
@@ -296,7 +298,20 @@ impl<G: CodeGen> Dbt<G> {
             wraps: BTreeSet::new(),
             strict_align: false,
             host_mmu: None,
+            slices: false,
         }
+    }
+
+    /// With `on`, the budget of [`Dbt::run`] is a time slice, not an exact count: once
+    /// it has run something, `run` returns [`Exit::Budget`] at the first block that the
+    /// budget left does not cover, instead of interpreting the instructions up to the
+    /// budget. For a host that only looks at interrupts between calls (the in-VM
+    /// runtime): the next slice then starts at that block, not at an instruction in the
+    /// middle of one, which would be interpreted up to the end of this slice (some 500
+    /// host instructions each) and then translated as a block of its own. Off by default
+    /// (the interpreter's and the tests' exact budgets).
+    pub fn set_budget_is_slice(&mut self, on: bool) {
+        self.slices = on;
     }
 
     /// Forgets every return stack and target cache entry (their host addresses may point
@@ -487,6 +502,9 @@ impl<G: CodeGen> Dbt<G> {
                     // The end of the budget: a new block would most likely not fit and be
                     // interpreted anyway, and every instruction interpreted here starts
                     // another one (a translation per instruction at the end of a slice).
+                    if self.slices && left < budget {
+                        return Exit::Budget;
+                    }
                     link_from = None;
                     indirect_to = false;
                     if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
@@ -537,6 +555,10 @@ impl<G: CodeGen> Dbt<G> {
             };
             let b = &self.blocks[id as usize];
             let Some(at) = b.at.filter(|_| b.guest_insns as u64 <= left) else {
+                if self.slices && b.at.is_some() && left < budget {
+                    // A slice ends before a block it does not cover.
+                    return Exit::Budget;
+                }
                 link_from = None;
                 indirect_to = false;
                 if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
