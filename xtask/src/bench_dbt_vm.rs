@@ -1,5 +1,6 @@
 //! `cargo xtask bench --dbt`, in-VM rows (issue 17): `guests/armv7-dbtbench` (compute,
-//! call-heavy and exception-heavy ARMv7-A kernels, then with the guest's MMU on: compute,
+//! call-heavy and exception-heavy ARMv7-A kernels, part 1's matrix multiply and VFP/NEON
+//! kernels, then with the guest's MMU on: compute,
 //! a 64 MiB pointer chase, address-space switches, TLB maintenance and shadow misses;
 //! each timed with `CNTVCT` on its second run) natively under `qemu-system-arm -cpu cortex-a15` and as a VM under the hypervisor,
 //! translated by the in-VM runtime (a64fx: no AArch32 EL1; cortex-a57 with `dbt = "force"`).
@@ -28,6 +29,8 @@ const KERNELS: &[(&str, &str)] = &[
     ("svc", "2000 SVC + exception return"),
     ("udf", "2000 UNDEFINED + exception return"),
     ("cp15", "2000 MCR + MRC TPIDRURW"),
+    ("matmul", "part 1's 96x96 matrix multiply"),
+    ("vfp", "part 1's VFP f64 dot product + NEON checksum"),
     ("crc32-mmu", "crc32 with the MMU on"),
     ("sort-mmu", "sort with the MMU on"),
     ("chase-mmu", "100000 dependent loads over 64 MiB, MMU on"),

@@ -148,6 +148,9 @@ extern "C" fn main() -> ! {
     bench("svc", svc_loop);
     bench("udf", udf_loop);
     bench("cp15", cp15_loop);
+    crate::part1::setup();
+    bench("matmul", crate::part1::matmul);
+    bench("vfp", crate::part1::vfp);
     // The same machine with its MMU on (short descriptors, two address spaces).
     crate::mmu::enable();
     bench("crc32-mmu", crc32);

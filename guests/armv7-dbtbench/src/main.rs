@@ -19,6 +19,8 @@ mod kernels;
 #[cfg(target_arch = "arm")]
 mod mmu;
 #[cfg(target_arch = "arm")]
+mod part1;
+#[cfg(target_arch = "arm")]
 mod rt;
 #[cfg(target_arch = "arm")]
 mod uart;
