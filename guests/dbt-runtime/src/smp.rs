@@ -229,8 +229,9 @@ pub fn set_running(on: bool) {
 /// comment).
 pub fn broadcast_tlb(op: TlbMaintenance) {
     let me = me();
+    let n = crate::mmu::shadow::vcpus();
     let mut ticket = [0u64; MAX_VCPUS];
-    for v in (0..MAX_VCPUS).filter(|&v| v != me) {
+    for v in (0..n).filter(|&v| v != me) {
         let mut b = TLB_BOX[v].lock();
         *b = Some(b.map_or(op, |o| o.merge(op)));
         ticket[v] = TLB_POSTED[v].fetch_add(1, Ordering::SeqCst) + 1;
@@ -240,7 +241,7 @@ pub fn broadcast_tlb(op: TlbMaintenance) {
     // for it (it polls before its next block).
     set_running(false);
     let mut waited = false;
-    for v in (0..MAX_VCPUS).filter(|&v| v != me) {
+    for v in (0..n).filter(|&v| v != me) {
         while RUNNING[v].load(Ordering::SeqCst) && TLB_TAKEN[v].load(Ordering::SeqCst) < ticket[v] {
             waited = true;
             TLB_SPINS.fetch_add(1, Ordering::Relaxed);

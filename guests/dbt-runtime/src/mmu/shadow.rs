@@ -190,6 +190,11 @@ pub fn set_vcpus(n: usize) {
     VCPUS.store(n.clamp(1, MAX_VCPUS), Ordering::Relaxed);
 }
 
+/// The VM's vCPUs (1 to [`MAX_VCPUS`]).
+pub fn vcpus() -> usize {
+    VCPUS.load(Ordering::Relaxed)
+}
+
 /// Whether shadowing is on.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
@@ -574,7 +579,7 @@ pub fn switch(ctx: &GuestMmu) {
 /// that `op` removed.
 pub fn maintenance(op: TlbMaintenance) {
     let me = me();
-    for (v, state) in STATES.iter().enumerate() {
+    for (v, state) in STATES.iter().enumerate().take(vcpus()) {
         let mut g = state.lock();
         if let Some(s) = g.as_mut() {
             s.maintenance(op, v == me);
@@ -583,7 +588,9 @@ pub fn maintenance(op: TlbMaintenance) {
     if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
         tlbi_va_all(va);
     }
-    crate::smp::broadcast_tlb(op);
+    if vcpus() > 1 {
+        crate::smp::broadcast_tlb(op);
+    }
 }
 
 /// Write-protects guest physical page `page` (code was translated from it) in every shadow
@@ -599,7 +606,7 @@ pub fn protect(page: u32, on: bool) {
     }
     // A fill racing with this one either saw the page protected, or recorded its alias
     // under its vCPU's lock before this takes it.
-    for state in &STATES {
+    for state in STATES.iter().take(vcpus()) {
         if let Some(s) = state.lock().as_mut() {
             s.set_aliases(page, on);
         }
