@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 
 use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
+use super::exc_assume::ExcAssume;
 use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
@@ -133,6 +134,8 @@ pub struct Dbt<G: CodeGen> {
     /// Whether the translations check alignment on every access (made with `SCTLR.A`
     /// set).
     strict_align: bool,
+    /// What the translations' inline exception entries assume (a change flushes).
+    exc: ExcAssume,
     /// What the host was last told about the guest's stage 1 (hosts that mirror it).
     host_mmu: Option<GuestMmu>,
     /// [`Dbt::set_budget_is_slice`].
@@ -297,6 +300,7 @@ impl<G: CodeGen> Dbt<G> {
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
             strict_align: false,
+            exc: ExcAssume::default(),
             host_mmu: None,
             slices: false,
         }
@@ -481,6 +485,14 @@ impl<G: CodeGen> Dbt<G> {
             if (cpu.cp15.sctlr & SCTLR_A != 0) != self.strict_align {
                 // SCTLR.A changed: translations check alignment, or do not.
                 self.strict_align = !self.strict_align;
+                self.flush();
+                link_from = None;
+                indirect_to = false;
+            }
+            let exc = ExcAssume::of(cpu);
+            if exc != self.exc {
+                // Translated exception entries assume it: translate them again.
+                self.exc = exc;
                 self.flush();
                 link_from = None;
                 indirect_to = false;
@@ -839,6 +851,7 @@ impl<G: CodeGen> Dbt<G> {
         };
         let mut gb = frontend::discover(key, bus, gen);
         gb.strict_align = self.strict_align;
+        gb.exc = self.exc;
         gb.wraps = gb
             .insns
             .iter()

@@ -65,6 +65,8 @@ pub struct GuestBlock {
     pub wraps: Vec<u32>,
     /// `SCTLR.A` is set (the engine fills this): accesses check their alignment.
     pub strict_align: bool,
+    /// What inline exception entries may assume (the engine fills this).
+    pub exc: super::exc_assume::ExcAssume,
 }
 
 impl GuestBlock {
@@ -150,6 +152,7 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
         end,
         wraps: Vec::new(),
         strict_align: false,
+        exc: Default::default(),
     }
 }
 

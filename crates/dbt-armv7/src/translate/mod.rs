@@ -8,6 +8,7 @@
 //! - [`a64`]: the AArch64 code generator.
 //! - [`engine`]: [`Dbt`], the dispatcher: metadata cache, code cache, block linking and
 //!   unlinking, invalidation, and the interpreter fallback.
+//! - [`exc_assume`]: what inline exception entries are translated for.
 //! - [`state`]: the [`GuestState`] that translated code and the dispatcher share.
 //! - [`host`]: [`CodeMemory`], the executable memory the host provides.
 //! - [`sys_call`]: instructions that translated code runs in the system model through a
@@ -16,6 +17,7 @@
 pub mod a64;
 pub mod backend;
 pub mod engine;
+pub mod exc_assume;
 pub mod frontend;
 pub mod host;
 pub mod state;

@@ -4,7 +4,7 @@
 /// and NZCV in host registers while it runs and stores them here when it leaves the code
 /// cache; the dispatcher copies them to and from the [`Cpu`](crate::Cpu).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct GuestState {
     /// r0-r15; on exit, r15 is the guest PC to continue at.
     pub r: [u32; 16],
@@ -47,7 +47,62 @@ pub struct GuestState {
     pub fpscr: u32,
     /// Padding.
     pub pad4: u32,
+    /// [`MODE_INFO`]: what inline exception entries and returns look the current and the
+    /// new mode up in (translated code indexes it by `CPSR.M`).
+    pub mode_info: [u8; 32],
 }
+
+impl Default for GuestState {
+    fn default() -> GuestState {
+        GuestState {
+            r: [0; 16],
+            nzcv: 0,
+            addr_hi: 0,
+            budget: 0,
+            link_site: 0,
+            exit: 0,
+            pad2: 0,
+            ras_base: 0,
+            ibtc_base: 0,
+            ras_top: 0,
+            cpu: 0,
+            fp: [0; 32],
+            host_d: [0; 8],
+            fpscr: 0,
+            pad4: 0,
+            mode_info: MODE_INFO,
+        }
+    }
+}
+
+/// [`MODE_INFO`] bits 2:0: the mode's index in the core's banked SP/LR and SPSR arrays
+/// ([`Mode::bank`](crate::cpu::Mode::bank)).
+pub const MODE_BANK: u8 = 7;
+/// [`MODE_INFO`] bit: no inline exception entry from this mode (FIQ: banked R8-R12; not
+/// a mode).
+pub const MODE_NO_ENTRY_BIT: u8 = 5;
+/// [`MODE_INFO`] bit: no inline exception return from this mode (User and System have no
+/// SPSR; FIQ; not a mode).
+pub const MODE_NO_RETURN_BIT: u8 = 6;
+/// [`MODE_INFO`] bit: an inline exception return may not enter this mode (User changes
+/// the privilege; FIQ; not a mode: the interpreter keeps the current one).
+pub const MODE_NOT_TARGET_BIT: u8 = 7;
+
+/// Per `CPSR.M` value (0-31): the bank index and the `MODE_*_BIT` flags.
+pub const MODE_INFO: [u8; 32] = {
+    const NO_ENTRY: u8 = 1 << MODE_NO_ENTRY_BIT;
+    const NO_RETURN: u8 = 1 << MODE_NO_RETURN_BIT;
+    const NOT_TARGET: u8 = 1 << MODE_NOT_TARGET_BIT;
+    let mut t = [NO_ENTRY | NO_RETURN | NOT_TARGET; 32];
+    t[0x10] = NO_RETURN | NOT_TARGET; // User: bank 0
+    t[0x11] = 1 | NO_ENTRY | NO_RETURN | NOT_TARGET; // FIQ
+    t[0x12] = 2; // IRQ
+    t[0x13] = 3; // Supervisor
+    t[0x17] = 4; // Abort
+    t[0x1b] = 5; // Undefined
+    t[0x1f] = NO_RETURN; // System: bank 0
+    t
+};
 
 /// Entries of the shadow return stack (a 4 KiB ring).
 pub const RAS_ENTRIES: usize = 256;
@@ -108,11 +163,14 @@ pub const OFF_FP: u32 = 128;
 pub const OFF_HOST_D: u32 = 384;
 /// Byte offset of [`GuestState::fpscr`].
 pub const OFF_FPSCR: u32 = 448;
+/// Byte offset of [`GuestState::mode_info`].
+pub const OFF_MODE_INFO: u32 = 456;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);
     assert!(core::mem::offset_of!(GuestState, host_d) == OFF_HOST_D as usize);
     assert!(core::mem::offset_of!(GuestState, fpscr) == OFF_FPSCR as usize);
+    assert!(core::mem::offset_of!(GuestState, mode_info) == OFF_MODE_INFO as usize);
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);
@@ -123,3 +181,33 @@ const _: () = {
     assert!(core::mem::offset_of!(GuestState, ras_top) == OFF_RAS_TOP as usize);
     assert!(core::mem::offset_of!(GuestState, cpu) == OFF_CPU as usize);
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::Mode;
+
+    #[test]
+    fn mode_info_banks_are_the_cores() {
+        for m in [
+            Mode::Usr,
+            Mode::Fiq,
+            Mode::Irq,
+            Mode::Svc,
+            Mode::Abt,
+            Mode::Und,
+            Mode::Sys,
+        ] {
+            assert_eq!(
+                (MODE_INFO[m as usize] & MODE_BANK) as usize,
+                m.bank(),
+                "{m:?}"
+            );
+        }
+        for (m, info) in MODE_INFO.iter().enumerate() {
+            if Mode::from_bits(m as u32).is_none() || m < 0x10 {
+                assert_eq!(info >> 5, 7, "{m:#x} is not a mode");
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //! NZCV in the [`GuestState`], calls [`step_from_code`] (an ordinary function call), and
 //! either reloads the registers and goes on with the block, or leaves with
 //! [`EXIT_CALL`] when the instruction changed what the block was translated for (the
-//! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`, the translation
+//! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`, `VBAR`, the translation
 //! registers, TLB maintenance), took an exception, or
 //! ended the run (`WFI`, `HVC`...). The instruction itself runs in the interpreter
 //! (`Cpu::step`), so its effect is the interpreter's, exactly.
@@ -102,6 +102,8 @@ pub unsafe extern "C" fn step_from_code(
     let len = (it_len >> 8) & 0xff;
     let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
     let mmu_before = translation_regs(cpu);
+    // Inline exception entries are translated for the vector base (`exc_assume`).
+    let vbar_before = cpu.cp15.vbar;
     // Decoded again from its encoding (cheaper than a fetch through the bus and the
     // decode cache); the IT condition and flag-setting come from `cpu.it`.
     let insn = if !cpu.thumb() {
@@ -120,7 +122,8 @@ pub unsafe extern "C" fn step_from_code(
         && cpu.icount == before.3 + 1
         && cpu.code_invalidation.is_none()
         && cpu.cp15.tlb_maintenance.is_none()
-        && translation_regs(cpu) == mmu_before;
+        && translation_regs(cpu) == mmu_before
+        && cpu.cp15.vbar == vbar_before;
     if goes_on {
         cpu.icount = before.3;
         cpu.it = 0;

@@ -498,18 +498,13 @@ impl CodeGen for A64Gen {
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
-                    let (it, privileged) = (gi.it, block.key.privileged);
-                    let side = super::exception::lower(
-                        &mut a,
-                        rt,
-                        &gi.insn,
-                        gi.pc,
-                        thumb,
-                        it,
-                        privileged,
-                        k + 1,
-                    );
-                    stubs.push((side, gi.pc, StubKind::Side(start)));
+                    let l =
+                        super::exception::lower(&mut a, rt, block, &gi.insn, gi.pc, gi.it, k + 1);
+                    if let Some(vector) = l.link {
+                        charge(&mut a, k + 1);
+                        link(&mut a, &mut stubs, &mut exits, vector);
+                    }
+                    stubs.push((l.side, gi.pc, StubKind::Side(start)));
                 }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the
