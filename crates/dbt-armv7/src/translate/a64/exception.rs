@@ -3,27 +3,34 @@
 //! Undefined vector, and `MOVS pc, lr`, `SUBS pc, lr, #imm` and `ERET` return, without
 //! leaving the code cache. The code does what [`Cpu::take_exception`] and
 //! [`Cpu::exception_return`] do, on the guest [`Cpu`]'s own fields (found through
-//! [`GuestState::cpu`], offsets in [`cpu_fields`]), then continues at the vector or the
-//! return address through the target cache (the dispatcher on a miss, which fills it).
+//! [`GuestState::cpu`], offsets in [`cpu_fields`]), then continues at the vector (a
+//! linkable direct exit, or the target cache when the vector is in the other instruction
+//! set) or at the return address (the target cache; the dispatcher on a miss, which
+//! fills it).
 //!
-//! Entry: `SPSR_<mode>` = CPSR (NZCV from the host flags), the banked `R13`/`R14` swapped
-//! when the mode changes, `LR_<mode>` = the return address (`SVC`: the next instruction;
-//! UNDEFINED: `PC + 4`, Thumb `PC + 2`), CPSR.M = the mode, `I` set, `T` = `SCTLR.TE`,
-//! `J`/`E` clear, the local monitor cleared (the model's and the host's: `CLREX`), vector
-//! `VBAR + 0x04`/`0x08`. Return: CPSR = `SPSR_<mode>` (mode, banks, NZCV into the host
-//! flags), then the target with bit 0 (Thumb) or bits 1:0 (A32) cleared.
+//! Entry: `SPSR_<mode>` = CPSR (NZCV from the host flags, T from the block's instruction
+//! set), the banked `R13`/`R14` swapped when the mode changes, `LR_<mode>` = the return
+//! address (`SVC`: the next instruction; UNDEFINED: `PC + 4`, Thumb `PC + 2`), CPSR.M =
+//! the mode, `I` set, `T` = `SCTLR.TE`, `J` clear, the local monitor cleared (the
+//! model's and the host's: `CLREX`), vector base + `0x04`/`0x08`. `SCTLR.TE`/`EE`, the
+//! vector base (`VBAR` or hivecs) and the host's reporting choices are translation-time
+//! assumptions ([`ExcAssume`]; the engine flushes when they change). Return: CPSR =
+//! `SPSR_<mode>` (mode, banks, NZCV into the host flags), then the target with bit 0
+//! (Thumb) or bits 1:0 (A32) cleared. Per-mode facts (bank index, whether an entry or a
+//! return may start or end there) come from [`MODE_INFO`] in the `GuestState`.
 //!
 //! Only what keeps the translation context (privilege, and so the target cache) and
 //! needs no other model state is inline; the rest leaves through a side exit before any
 //! state changes, and the interpreter runs the instruction exactly as before: a block
 //! translated for PL0 (a `SVC` from User mode changes the privilege), an instruction in
-//! an IT block, FIQ mode (banked `R8`-`R12`) or System mode (no SPSR) at the start,
-//! `SCTLR.V` (hivecs) or `SCTLR.EE` (big-endian entry, not translated) set, a host that
-//! wants `SVC` or exceptions reported (`Cpu::set_exit_on_svc`/`set_exit_on_exception`),
-//! and returns whose SPSR names User, FIQ, an unmodelled mode (the interpreter keeps the
-//! current one), IT bits, `J` or `E`, or while an interrupt line is raised (the return
-//! may unmask it: the dispatcher takes it).
+//! an IT block, FIQ mode (banked `R8`-`R12`) at an entry, System or FIQ mode at a return
+//! (no SPSR; banked registers), `SCTLR.EE` set (big-endian entry, not translated), a host
+//! that wants `SVC` or exceptions reported (`Cpu::set_exit_on_svc`/
+//! `set_exit_on_exception`), and returns whose SPSR names User, FIQ, an unmodelled mode
+//! (the interpreter keeps the current one), IT bits, `J` or `E`, or while an interrupt
+//! line is raised (the return may unmask it: the dispatcher takes it).
 //!
+//! [`MODE_INFO`]: crate::translate::state::MODE_INFO
 //! [`Cpu`]: crate::Cpu
 //! [`Cpu::take_exception`]: crate::Cpu::take_exception
 //! [`Cpu::exception_return`]: crate::Cpu
