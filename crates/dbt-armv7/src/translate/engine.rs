@@ -119,6 +119,11 @@ pub struct Dbt<G: CodeGen> {
     blocks: Vec<Block>,
     map: BTreeMap<Key, u32>,
     by_addr: BTreeMap<usize, u32>,
+    /// Blocks translated with the MMU on, by guest virtual page (address >> 12; a block
+    /// never crosses a page): TLB maintenance by address drops a page's blocks without a
+    /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
+    /// vmalloc purge). Holds dropped ids too, until the next flush.
+    by_page: BTreeMap<u32, Vec<u32>>,
     used: usize,
     state: GuestState,
     stats: Stats,
@@ -292,6 +297,7 @@ impl<G: CodeGen> Dbt<G> {
             blocks: Vec::new(),
             map: BTreeMap::new(),
             by_addr: BTreeMap::new(),
+            by_page: BTreeMap::new(),
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
@@ -800,20 +806,32 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Drops the translations made with the MMU on that TLB maintenance `op` names.
     fn drop_translations_of(&mut self, mem: &mut dyn CodeMemory, op: TlbMaintenance) {
-        let page_of = |b: &Block| b.guest.0 & !0xfff;
         match op {
             TlbMaintenance::All => self.drop_blocks(mem, |b, _| b.key.asid != SPACE_FLAT),
             TlbMaintenance::Asid(a) => {
                 self.drop_blocks(mem, |b, _| b.key.asid == SPACE_ASID | a as u16)
             }
-            TlbMaintenance::Page { va, asid } => self.drop_blocks(mem, |b, _| {
-                page_of(b) == va
-                    && (b.key.asid == SPACE_ASID | asid as u16 || b.key.asid == SPACE_GLOBAL)
+            TlbMaintenance::Page { va, asid } => self.drop_in_page(mem, va, |b| {
+                b.key.asid == SPACE_ASID | asid as u16 || b.key.asid == SPACE_GLOBAL
             }),
-            TlbMaintenance::PageAllAsids(va) => {
-                self.drop_blocks(mem, |b, _| page_of(b) == va && b.key.asid != SPACE_FLAT)
-            }
+            TlbMaintenance::PageAllAsids(va) => self.drop_in_page(mem, va, |_| true),
         }
+    }
+
+    /// Drops the live blocks translated with the MMU on from guest virtual page `va` (its
+    /// address) for which `which` holds, through [`Dbt::by_page`].
+    fn drop_in_page(&mut self, mem: &mut dyn CodeMemory, va: u32, which: impl Fn(&Block) -> bool) {
+        let Some(mut ids) = self.by_page.remove(&(va >> 12)) else {
+            return;
+        };
+        ids.retain(|&id| self.blocks[id as usize].live);
+        let (drop, keep): (Vec<u32>, Vec<u32>) = ids
+            .into_iter()
+            .partition(|&id| which(&self.blocks[id as usize]));
+        if !keep.is_empty() {
+            self.by_page.insert(va >> 12, keep);
+        }
+        self.drop_ids(mem, drop);
     }
 
     /// The runtime's offsets and end, placing it in the cache first if needed.
@@ -903,6 +921,9 @@ impl<G: CodeGen> Dbt<G> {
         if let Some(at) = block.at {
             self.by_addr.insert(at, id);
         }
+        if key.asid != SPACE_FLAT {
+            self.by_page.entry(key.pc >> 12).or_default().push(id);
+        }
         self.blocks.push(block);
         self.map.insert(key, id);
         (id, flushed)
@@ -987,6 +1008,11 @@ impl<G: CodeGen> Dbt<G> {
             .filter(|(i, b)| b.live && which(b, *i as u32))
             .map(|(i, _)| i as u32)
             .collect();
+        self.drop_ids(mem, ids);
+    }
+
+    /// Drops the live blocks `ids` (see [`Dbt::drop_blocks`]).
+    fn drop_ids(&mut self, mem: &mut dyn CodeMemory, ids: Vec<u32>) {
         if !ids.is_empty() {
             self.clear_tables();
         }
@@ -1045,6 +1071,7 @@ impl<G: CodeGen> Dbt<G> {
         self.blocks.clear();
         self.map.clear();
         self.by_addr.clear();
+        self.by_page.clear();
         if let Some((_, end)) = self.rt {
             self.used = end;
         }
