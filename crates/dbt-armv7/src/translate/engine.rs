@@ -471,7 +471,7 @@ impl<G: CodeGen> Dbt<G> {
             if mirrors {
                 // Another PE's broadcast TLB maintenance: honoured before any more guest
                 // code runs here (the host waits for this before that PE continues).
-                if let Some(op) = mem.remote_tlb_maintenance() {
+                while let Some(op) = mem.remote_tlb_maintenance() {
                     // The interpreter's TLB too: it fetches the code it translates.
                     cpu.tlb.flush();
                     self.drop_translations_of(mem, op);
@@ -497,9 +497,11 @@ impl<G: CodeGen> Dbt<G> {
             }
             let exc = ExcAssume::of(cpu);
             if exc != self.exc {
-                // Translated exception entries assume it: translate them again.
+                // Translated exception entries assume it: translate them again (if any).
                 self.exc = exc;
-                self.flush();
+                if !self.blocks.is_empty() {
+                    self.flush();
+                }
                 link_from = None;
                 indirect_to = false;
             }
