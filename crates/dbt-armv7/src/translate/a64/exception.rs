@@ -290,7 +290,7 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     mode_info(a, t, new, T_FLAGS);
     a.tbnz_to(t, MODE_NOT_TARGET_BIT, slow);
     // No interrupt line raised (the return may unmask it: the dispatcher takes it).
-    if f::FIQ_LINE == f::IRQ_LINE + 1 && f::IRQ_LINE % 2 == 0 {
+    if f::FIQ_LINE == f::IRQ_LINE + 1 && f::IRQ_LINE.is_multiple_of(2) {
         access(a, Ls::Ldrh, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
     } else {
         access(a, Ls::Ldrb, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
