@@ -4,6 +4,7 @@
 //! the runtime's stage 1, shared by the vCPUs (`smp::hold`, `smp::release`), and the
 //! guest's stage 1 mirrored in shadow tables (`mmu::shadow`).
 
+use alloc::vec::Vec;
 use dbt_armv7::mmu::TlbMaintenance;
 use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory, GuestMmu};
 use dbt_armv7::translate::GuestState;
@@ -12,6 +13,9 @@ use dbt_armv7::translate::GuestState;
 pub struct Code {
     base: *mut u8,
     len: usize,
+    /// Other vCPUs' TLB maintenance taken from this vCPU's mailbox, not yet handed to the
+    /// engine (in reverse order).
+    remote: Vec<TlbMaintenance>,
 }
 
 impl Code {
@@ -20,6 +24,7 @@ impl Code {
         Code {
             base: base as *mut u8,
             len: len as usize,
+            remote: Vec::new(),
         }
     }
 
@@ -67,6 +72,10 @@ impl CodeMemory for Code {
     }
 
     fn remote_tlb_maintenance(&mut self) -> Option<TlbMaintenance> {
-        crate::smp::take_tlb()
+        if self.remote.is_empty() {
+            crate::smp::take_tlb(&mut self.remote);
+            self.remote.reverse();
+        }
+        self.remote.pop()
     }
 }

@@ -201,9 +201,12 @@ pub fn leave() {
     MAIL[me].store(false, Ordering::Release);
 }
 
-/// TLB maintenance posted to each vCPU's engine by the others (merged).
-static TLB_BOX: [Mutex<Option<TlbMaintenance>>; MAX_VCPUS] =
-    [const { Mutex::new(None) }; MAX_VCPUS];
+/// TLB maintenance posted to each vCPU's engine by the others, in order (one "all" when
+/// more than [`TLB_BOX_LEN`] wait: kept apart, page operations drop only their pages).
+static TLB_BOX: [Mutex<Vec<TlbMaintenance>>; MAX_VCPUS] =
+    [const { Mutex::new(Vec::new()) }; MAX_VCPUS];
+/// Most operations a TLB mailbox holds apart.
+const TLB_BOX_LEN: usize = 64;
 /// Fast check of a non-empty [`TLB_BOX`].
 static TLB_MAIL: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
 /// Operations posted to each vCPU so far (a ticket per post, under its box's lock).
@@ -233,7 +236,12 @@ pub fn broadcast_tlb(op: TlbMaintenance) {
     let mut ticket = [0u64; MAX_VCPUS];
     for v in (0..n).filter(|&v| v != me) {
         let mut b = TLB_BOX[v].lock();
-        *b = Some(b.map_or(op, |o| o.merge(op)));
+        if b.len() >= TLB_BOX_LEN || op == TlbMaintenance::All {
+            b.clear();
+            b.push(TlbMaintenance::All);
+        } else if b.first() != Some(&TlbMaintenance::All) && !b.contains(&op) {
+            b.push(op);
+        }
         ticket[v] = TLB_POSTED[v].fetch_add(1, Ordering::SeqCst) + 1;
         TLB_MAIL[v].store(true, Ordering::SeqCst);
     }
@@ -254,20 +262,21 @@ pub fn broadcast_tlb(op: TlbMaintenance) {
     set_running(true);
 }
 
-/// The TLB maintenance other vCPUs posted to this one since the last call (merged), now
-/// taken: the caller drops the translations it names before it runs guest code.
-pub fn take_tlb() -> Option<TlbMaintenance> {
+/// Moves the TLB maintenance other vCPUs posted to this one since the last call into
+/// `taken` (in order), now taken: the caller drops the translations each names before it
+/// runs guest code.
+pub fn take_tlb(taken: &mut Vec<TlbMaintenance>) {
     let me = me();
     if !TLB_MAIL[me].load(Ordering::SeqCst) {
-        return None;
+        return;
     }
     TLB_MAIL[me].store(false, Ordering::SeqCst);
-    let (op, seen) = {
+    let seen = {
         let mut b = TLB_BOX[me].lock();
-        (b.take(), TLB_POSTED[me].load(Ordering::SeqCst))
+        taken.append(&mut b);
+        TLB_POSTED[me].load(Ordering::SeqCst)
     };
     TLB_TAKEN[me].store(seen, Ordering::SeqCst);
-    op
 }
 
 /// Broadcasts so far that waited for another vCPU, and the polls they spent waiting.

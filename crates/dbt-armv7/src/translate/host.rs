@@ -143,7 +143,7 @@ pub trait CodeMemory {
 
     /// TLB maintenance that another vCPU of the guest broadcast (an Inner Shareable
     /// operation) and that this engine's translations must honour before it runs more
-    /// guest code: polled before every dispatch (only if
+    /// guest code: polled before every dispatch, until `None` (only if
     /// [`CodeMemory::mirrors_guest_mmu`]). By default: none.
     fn remote_tlb_maintenance(&mut self) -> Option<TlbMaintenance> {
         None
