@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::bench::{self, Cell, DETERMINISM_ARGS};
+use crate::bench_dbt_vm_split as split;
 use crate::build::{self, VmArch, VmConfig, Workspace};
 use crate::cli::{Backend, Cpu, Gic};
 use crate::error::Result;
@@ -116,12 +117,22 @@ pub fn run(ws: &Workspace) -> Result<String> {
         },
     ];
     let mut columns = Vec::new();
-    for cell in cells {
+    // The first cell's windows split into translated code and the rest.
+    let split_out = dir.join("split.txt");
+    let mut splits = None;
+    for (i, cell) in cells.into_iter().enumerate() {
         eprintln!("bench --dbt: {GUEST} in a VM, {}", cell.name());
-        let args = bench::cell_args(cell, 1, &guest, &hypervisor, &package);
+        let mut args = bench::cell_args(cell, 1, &guest, &hypervisor, &package);
+        if i == 0 {
+            args.extend(split::plugin_args(&dir, &split_out)?);
+        }
         let log = dir.join(format!("{}.log", cell.name().replace(['/', ' '], "-")));
         let out = bench::run_logged(Path::new("qemu-system-aarch64"), &args, &log, true)?;
         let rows = parse(&out);
+        if i == 0 {
+            splits = split::windows(&split_out, rows.len())?
+                .map(|w| rows.iter().map(|r| r.0.clone()).zip(w).collect::<Vec<_>>());
+        }
         for (k, _) in KERNELS {
             let n = native.iter().find(|r| r.0 == *k);
             let v = rows.iter().find(|r| r.0 == *k);
@@ -146,8 +157,14 @@ pub fn run(ws: &Workspace) -> Result<String> {
     for (cell, _) in &columns {
         s.push_str(&format!(" {} (dbt): host/guest |", cell.name()));
     }
+    let split_name = columns.first().map(|c| c.0.name()).unwrap_or_default();
+    if splits.is_some() {
+        s.push_str(&format!(
+            " {split_name}: of which in translated code | in the runtime | at EL2 |"
+        ));
+    }
     s.push_str("\n|---|---:|");
-    s.push_str(&"---:|".repeat(columns.len()));
+    s.push_str(&"---:|".repeat(columns.len() + if splits.is_some() { 3 } else { 0 }));
     s.push('\n');
     for (k, what) in KERNELS {
         let g = native.iter().find(|r| r.0 == *k).map_or(0, |r| r.1);
@@ -156,7 +173,22 @@ pub fn run(ws: &Workspace) -> Result<String> {
             let h = rows.iter().find(|r| r.0 == *k).map_or(0, |r| r.1);
             s.push_str(&format!(" {:.2} |", h as f64 / g.max(1) as f64));
         }
+        if let Some(w) = splits.as_ref().and_then(|v| v.iter().find(|r| r.0 == *k)) {
+            let per = |n: u64| n as f64 / g.max(1) as f64;
+            s.push_str(&format!(
+                " {:.2} | {:.2} | {:.2} |",
+                per(w.1.code),
+                per(w.1.runtime),
+                per(w.1.other)
+            ));
+        }
         s.push('\n');
+    }
+    if splits.is_none() {
+        s.push_str(&format!(
+            "\n(no split of the {split_name} windows: the runtime did not read CNTVCT_EL0 \
+             four times per kernel)\n"
+        ));
     }
     Ok(s)
 }
