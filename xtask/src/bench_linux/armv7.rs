@@ -405,7 +405,11 @@ mod tests {
             format!("[    0.1] Booting\n[ {init_s}] {INIT_LINE}\nlinux-guest: userspace up\n");
         if let Some(us) = us {
             c.push_str(&format!(
-                "{}16 MiB: {digest} in {us} us\n",
+                "[  100.000000] {}\n[  {}.{:06}] {}\n{}16 MiB: {digest}\n",
+                sha256_bench::BEGIN_LINE,
+                100 + us / 1_000_000,
+                us % 1_000_000,
+                sha256_bench::END_LINE,
                 sha256_bench::RESULT_PREFIX
             ));
         }
