@@ -17,6 +17,10 @@ use crate::calls;
 use crate::console;
 use crate::coproc::{isr_el1, Registers, VirtualCounter, ISR_F, ISR_I};
 
+/// Code-cache bytes per block of translation metadata the engine keeps
+/// (`Dbt::set_max_blocks`).
+const BYTES_PER_BLOCK: u64 = 512;
+
 /// Guest instructions per slice: the longest an interrupt waits for the loop to look.
 const SLICE: u64 = 250_000;
 
@@ -112,6 +116,11 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
     // A slice may end a few instructions early, at a block boundary (interrupts are
     // looked at between slices only): cheaper than interpreting up to the exact count.
     dbt.set_budget_is_slice(true);
+    // Metadata for as many blocks as the vCPU's code-cache share holds at about 512 bytes
+    // each (32 768 with one vCPU, ~15 MiB of heap): the engine's default (16 384) made
+    // Linux userland flush every 1-2 M guest instructions (kernel and per-process
+    // translations of each busybox process), retranslating ~10^5 blocks per 20 M.
+    dbt.set_max_blocks((m.code_share / BYTES_PER_BLOCK) as usize);
     loop {
         crate::smp::drain(&mut dbt, &mut code);
         let isr = isr_el1();

@@ -25,7 +25,8 @@ use crate::mmu::{self, Access, TlbMaintenance};
 const SCTLR_M: u32 = 1 << 0;
 /// `SCTLR.A`: alignment checks on every access.
 const SCTLR_A: u32 = 1 << 1;
-/// Most blocks the metadata cache holds before it is flushed with the code cache.
+/// Most blocks the metadata cache holds before it is flushed with the code cache, unless
+/// the host sets another limit ([`Dbt::set_max_blocks`]).
 pub const MAX_BLOCKS: usize = 1 << 14;
 /// NZCV bits of the CPSR.
 const NZCV: u32 = 0xf000_0000;
@@ -145,6 +146,8 @@ pub struct Dbt<G: CodeGen> {
     host_mmu: Option<GuestMmu>,
     /// [`Dbt::set_budget_is_slice`].
     slices: bool,
+    /// Blocks (live or dropped) that make the metadata cache full.
+    max_blocks: usize,
 }
 
 /// A translation context: privilege, address space ([`Key::asid`]), with the MMU on
@@ -309,7 +312,16 @@ impl<G: CodeGen> Dbt<G> {
             exc: ExcAssume::default(),
             host_mmu: None,
             slices: false,
+            max_blocks: MAX_BLOCKS,
         }
+    }
+
+    /// Sets how many blocks (live or dropped since the last flush) the metadata cache
+    /// holds before everything is flushed (default [`MAX_BLOCKS`]). A guest OS with many
+    /// processes (each address space has its own translations) needs more than the
+    /// default; each block costs a few hundred bytes of the host's heap.
+    pub fn set_max_blocks(&mut self, n: usize) {
+        self.max_blocks = n.max(1);
     }
 
     /// With `on`, the budget of [`Dbt::run`] is a time slice, not an exact count: once
@@ -533,7 +545,7 @@ impl<G: CodeGen> Dbt<G> {
                     continue;
                 }
                 None => {
-                    if self.blocks.len() >= MAX_BLOCKS {
+                    if self.blocks.len() >= self.max_blocks {
                         self.flush();
                         link_from = None;
                         indirect_to = false;
