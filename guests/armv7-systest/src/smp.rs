@@ -257,6 +257,39 @@ fn wait_irq(flag: *const u32) -> bool {
     false
 }
 
+/// CPU 0: sends SGI 1 to CPU 1 and waits for its answer (SGI 2), with IRQs taken in a
+/// WFI loop.
+pub fn ping_cpu1() -> bool {
+    // SAFETY: the flag CPU 0's handler sets; reset before the SGI that sets it.
+    unsafe { write_volatile(addr_of_mut!(GOT_PONG), 0) };
+    gic::send_sgi(SGI_PING, 1);
+    wait_irq(addr_of!(GOT_PONG))
+}
+
+/// CPU 1: forgets an earlier SGI 1.
+pub fn forget_ping() {
+    // SAFETY: the flag CPU 1's handler sets.
+    unsafe { write_volatile(addr_of_mut!(GOT_PING), 0) };
+}
+
+/// CPU 1: waits for SGI 1 spinning with IRQs unmasked (no WFI), as Linux waits for a
+/// cross-call; true when it came.
+pub fn spin_for_ping() -> bool {
+    // SAFETY: IRQs unmasked around a plain loop on the flag the handler sets.
+    unsafe {
+        asm!("cpsie i", options(nostack));
+        let got = (0..PATIENCE).any(|_| read_volatile(addr_of!(GOT_PING)) != 0);
+        asm!("cpsid i", options(nostack));
+        got
+    }
+}
+
+/// CPU 1: waits for SGI 1 in a WFI loop (IRQs masked around the WFI, as Linux's idle
+/// loop); true when it came.
+pub fn idle_for_ping() -> bool {
+    wait_irq(addr_of!(GOT_PING))
+}
+
 fn wait_stage(stage: u32) -> bool {
     // SAFETY: SEC_STAGE is written by CPU 1 only.
     (0..PATIENCE).any(|_| unsafe { read_volatile(addr_of!(SEC_STAGE)) } >= stage)

@@ -9,7 +9,10 @@
 //! 2. CPU 1 switches between ASID 1 and ASID 2 (two tables that map [`VA`] to different
 //!    pages) and back: each ASID's entries give that ASID's page;
 //! 3. CPU 0 remaps ASID 1's page and `TLBIASIDIS(1)`: CPU 1 sees the new page in ASID 1
-//!    and still ASID 2's own page in ASID 2.
+//!    and still ASID 2's own page in ASID 2;
+//! 4. CPU 0 sends SGIs to CPU 1, still with its MMU on: one while CPU 1 spins with IRQs
+//!    unmasked (as Linux waits for a cross-call), one while it sits in a WFI loop with
+//!    IRQs masked around the WFI (as Linux's idle loop); CPU 1's handler answers each.
 //!
 //! Each check compares with what the architecture requires, so the lines are the same
 //! under `qemu-system-arm` and under the hypervisor's DBT.
@@ -77,8 +80,8 @@ const SECTION_DEV: u32 = 0xc12;
 static mut STAGE0: u32 = 0; // CPU 0: 1 tables ready, 2 pages remapped, 3 ASID 1 remapped
 static mut STAGE1: u32 = 0; // CPU 1: 1 read the old pages, 2 saw the remap, 3 done
 /// What CPU 1 saw: old data, old code, new data, new code, ASID 2, ASID 1 again, after
-/// TLBIASIDIS: ASID 1, ASID 2.
-static mut SEEN: [u32; 8] = [0; 8];
+/// TLBIASIDIS: ASID 1, ASID 2; SGI taken while spinning, SGI taken from WFI.
+static mut SEEN: [u32; 10] = [0; 10];
 
 const PATIENCE: u32 = 20_000_000;
 
@@ -282,8 +285,17 @@ pub fn secondary() {
     switch(2, addr_of!(TT2) as u32);
     seen(7, read_va());
     switch(1, addr_of!(TT1) as u32);
-    mmu_off();
     set(addr_of_mut!(STAGE1), 3);
+    // Interrupts with the MMU on: an SGI while spinning with IRQs unmasked, then one
+    // that wakes it from WFI.
+    crate::smp::forget_ping();
+    set(addr_of_mut!(STAGE1), 4);
+    seen(8, crate::smp::spin_for_ping() as u32);
+    crate::smp::forget_ping();
+    set(addr_of_mut!(STAGE1), 5);
+    seen(9, crate::smp::idle_for_ping() as u32);
+    mmu_off();
+    set(addr_of_mut!(STAGE1), 6);
 }
 
 /// CPU 0's part (CPU 1 is running [`secondary`]).
@@ -308,9 +320,12 @@ pub fn primary(check: fn(&str, bool)) {
     complete();
     set(addr_of_mut!(STAGE0), 3);
     let done = wait(addr_of!(STAGE1), 3);
+    let spin = wait(addr_of!(STAGE1), 4) && crate::smp::ping_cpu1();
+    let idle = wait(addr_of!(STAGE1), 5) && crate::smp::ping_cpu1();
+    let off = wait(addr_of!(STAGE1), 6);
     mmu_off();
     // SAFETY: CPU 1 wrote them before STAGE1 = 3 (or gave up).
-    let s: [u32; 8] = unsafe { read_volatile(addr_of!(SEEN)) };
+    let s: [u32; 10] = unsafe { read_volatile(addr_of!(SEEN)) };
     let ok_old = started && s[0] == WORDS[0] && s[1] == RETURNS[0];
     let ok_remap = ok_old
         && before == (WORDS[0], RETURNS[0])
@@ -347,5 +362,13 @@ pub fn primary(check: fn(&str, bool)) {
     check(
         "smp mmu: TLBIASIDIS by cpu 0 remaps ASID 1 on cpu 1, ASID 2 kept",
         ok_asidis,
+    );
+    check(
+        "smp mmu: SGI taken by cpu 1 spinning with IRQs unmasked",
+        spin && s[8] == 1,
+    );
+    check(
+        "smp mmu: SGI wakes cpu 1 from its WFI loop",
+        idle && off && s[9] == 1,
     );
 }
