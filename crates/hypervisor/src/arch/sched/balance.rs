@@ -19,6 +19,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{kick_cpu, runnable, Scheduler, SCHED};
 use crate::arch::percpu::{self, MAX_CPUS};
+use crate::arch::timer;
 use crate::balance as policy;
 
 /// vCPU moves so far (reported when the machine stops; touched only by moves).
@@ -76,14 +77,24 @@ fn migrate(s: &Scheduler, from: usize, to: usize) -> bool {
     true
 }
 
+/// Per CPU, when it may push next (`crate::balance::PushClock`; only the CPU itself uses
+/// its entry, the lock is never contended).
+static PUSH_CLOCKS: [spin::Mutex<policy::PushClock>; MAX_CPUS] =
+    [const { spin::Mutex::new(policy::PushClock::new()) }; MAX_CPUS];
+
 /// At the end of a time slice of this CPU (back in its loop): pushes waiting vCPUs to less
-/// loaded CPUs while that narrows the gap (`crate::balance::push_once`).
+/// loaded CPUs while that narrows the gap (`crate::balance::push_once`), at most once per
+/// half slice (a yield or block ends a run too; see `crate::balance::PushClock`).
 pub fn balance_after_slice() {
     let Some(s) = SCHED.get() else { return };
     if !s.balance {
         return;
     }
     let me = percpu::current().index;
+    let interval = timer::us_to_ticks(super::TIME_SLICE_US / 2);
+    if !PUSH_CLOCKS[me].lock().due(timer::now(), interval) {
+        return;
+    }
     let mut buf = [None; MAX_CPUS];
     let loads = loads(s, &mut buf);
     while let Some(to) = policy::push_once(loads, me) {
