@@ -552,7 +552,9 @@ impl CodeGen for A64Gen {
                         // into the system model (`sys_call`), in the block.
                         debug_assert!(sys_call::callable(&gi.insn), "{:?}", gi.insn);
                         a.reset(mark);
-                        if !super::cp15_inline::lower(&mut a, &gi.insn, block.key.privileged) {
+                        if !super::cp15_inline::lower(&mut a, &gi.insn, block.key.privileged)
+                            && !super::psr_inline::lower(&mut a, &gi.insn)
+                        {
                             let out = a.label();
                             let it_len = gi.it as u32
                                 | (gi.insn.len as u32) << 8

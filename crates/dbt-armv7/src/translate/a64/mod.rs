@@ -23,6 +23,7 @@ mod lower_mul;
 mod lower_pair;
 mod neon;
 mod neon_mem;
+mod psr_inline;
 mod shift_reg;
 pub mod vfp;
 pub mod vfp_host;
