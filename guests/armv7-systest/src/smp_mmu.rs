@@ -9,7 +9,8 @@
 //! 2. CPU 1 switches between ASID 1 and ASID 2 (two tables that map [`VA`] to different
 //!    pages) and back: each ASID's entries give that ASID's page;
 //! 3. CPU 0 remaps ASID 1's page and `TLBIASIDIS(1)`: CPU 1 sees the new page in ASID 1
-//!    and still ASID 2's own page in ASID 2;
+//!    and still ASID 2's own page in ASID 2; a global page (a kernel mapping) CPU 0
+//!    remapped with `TLBIMVAAIS` in step 1 is new for CPU 1 in both ASIDs;
 //! 4. CPU 0 sends SGIs to CPU 1, still with its MMU on: one while CPU 1 spins with IRQs
 //!    unmasked (as Linux waits for a cross-call), one while it sits in a WFI loop with
 //!    IRQs masked around the WFI (as Linux's idle loop); CPU 1's handler answers each.
@@ -71,6 +72,8 @@ const RETURNS: [u32; 2] = [0x11, 0x22];
 
 /// Small page: normal write-back, shareable, not global, read/write at PL0 and PL1.
 const SMALL: u32 = 0xc3e;
+/// The same, global (nG = 0): one entry for every ASID, as a kernel mapping.
+const SMALL_GLOBAL: u32 = SMALL & !0x800;
 /// Section: normal write-back, shareable, read/write, domain 0.
 const SECTION_RAM: u32 = 0x1_0c0e;
 /// Section: strongly ordered, execute-never.
@@ -80,8 +83,9 @@ const SECTION_DEV: u32 = 0xc12;
 static mut STAGE0: u32 = 0; // CPU 0: 1 tables ready, 2 pages remapped, 3 ASID 1 remapped
 static mut STAGE1: u32 = 0; // CPU 1: 1 read the old pages, 2 saw the remap, 3 done
 /// What CPU 1 saw: old data, old code, new data, new code, ASID 2, ASID 1 again, after
-/// TLBIASIDIS: ASID 1, ASID 2; SGI taken while spinning, SGI taken from WFI.
-static mut SEEN: [u32; 10] = [0; 10];
+/// TLBIASIDIS: ASID 1, ASID 2; SGI taken while spinning, SGI taken from WFI; the global
+/// page before the remap in ASID 1 and 2, after it in ASID 1 and 2.
+static mut SEEN: [u32; 14] = [0; 14];
 
 const PATIENCE: u32 = 20_000_000;
 
@@ -135,6 +139,8 @@ fn build() {
         pt1.0[0] = data(0) | SMALL;
         pt1.0[1] = code(0) | SMALL;
         pt2.0[0] = data(1) | SMALL;
+        pt1.0[2] = data(0) | SMALL_GLOBAL;
+        pt2.0[2] = data(0) | SMALL_GLOBAL;
         for (i, w) in WORDS.into_iter().enumerate() {
             write_volatile(data(i) as *mut u32, w);
         }
@@ -216,6 +222,11 @@ fn switch(asid: u32, tt: u32) {
     };
 }
 
+fn read_global() -> u32 {
+    // SAFETY: `VA + 0x2000` is mapped (global) in both ASIDs while the MMU is on.
+    unsafe { read_volatile((VA + 0x2000) as *const u32) }
+}
+
 fn read_va() -> u32 {
     // SAFETY: `VA` is mapped in both ASIDs while the MMU is on.
     unsafe { read_volatile(VA as *const u32) }
@@ -247,6 +258,11 @@ fn tlbimvais(va_asid: u32) {
     unsafe { asm!("mcr p15, 0, {}, c8, c3, 1", in(reg) va_asid, options(nostack)) };
 }
 
+fn tlbimvaais(va: u32) {
+    // SAFETY: TLB maintenance only.
+    unsafe { asm!("mcr p15, 0, {}, c8, c3, 3", in(reg) va, options(nostack)) };
+}
+
 fn tlbiasidis(asid: u32) {
     // SAFETY: TLB maintenance only.
     unsafe { asm!("mcr p15, 0, {}, c8, c3, 2", in(reg) asid, options(nostack)) };
@@ -270,13 +286,20 @@ pub fn secondary() {
     mmu_on();
     seen(0, read_va());
     seen(1, call_va());
+    // The global page, so that both ASIDs' entries for it exist.
+    seen(10, read_global());
+    switch(2, addr_of!(TT2) as u32);
+    seen(11, read_global());
+    switch(1, addr_of!(TT1) as u32);
     set(addr_of_mut!(STAGE1), 1);
     // Spins with the MMU on (its translations of `VA` cached) while CPU 0 remaps, then
     // calls the code page from the same place as before.
     seen(3, call_va_after(addr_of!(STAGE0), 2));
     seen(2, read_va());
+    seen(12, read_global());
     switch(2, addr_of!(TT2) as u32);
     seen(4, read_va());
+    seen(13, read_global());
     switch(1, addr_of!(TT1) as u32);
     seen(5, read_va());
     set(addr_of_mut!(STAGE1), 2);
@@ -310,6 +333,10 @@ pub fn primary(check: fn(&str, bool)) {
     map(addr_of_mut!(PT1), 1, code(1));
     tlbimvais(VA | 1);
     tlbimvais((VA + 0x1000) | 1);
+    // The global page in both tables: data page 0 -> 1, every ASID's entry.
+    map(addr_of_mut!(PT1), 2, data(1));
+    map(addr_of_mut!(PT2), 2, data(1));
+    tlbimvaais(VA + 0x2000);
     complete();
     let mine = (read_va(), call_va());
     set(addr_of_mut!(STAGE0), 2);
@@ -325,7 +352,7 @@ pub fn primary(check: fn(&str, bool)) {
     let off = wait(addr_of!(STAGE1), 6);
     mmu_off();
     // SAFETY: CPU 1 wrote them before STAGE1 = 3 (or gave up).
-    let s: [u32; 10] = unsafe { read_volatile(addr_of!(SEEN)) };
+    let s: [u32; 14] = unsafe { read_volatile(addr_of!(SEEN)) };
     let ok_old = started && s[0] == WORDS[0] && s[1] == RETURNS[0];
     let ok_remap = ok_old
         && before == (WORDS[0], RETURNS[0])
@@ -334,7 +361,12 @@ pub fn primary(check: fn(&str, bool)) {
     let ok_code = ok_old && s[3] == RETURNS[1];
     let ok_asid = switched && s[4] == WORDS[1] && s[5] == WORDS[2];
     let ok_asidis = done && s[6] == WORDS[0] && s[7] == WORDS[1];
-    if !(ok_remap && ok_code && ok_asid && ok_asidis) {
+    let ok_global = switched
+        && s[10] == WORDS[0]
+        && s[11] == WORDS[0]
+        && s[12] == WORDS[1]
+        && s[13] == WORDS[1];
+    if !(ok_remap && ok_code && ok_asid && ok_asidis && ok_global) {
         puts("armv7-systest: smp mmu: cpu 0 saw");
         for v in [before.0, before.1, mine.0, mine.1] {
             puts(" ");
@@ -362,6 +394,10 @@ pub fn primary(check: fn(&str, bool)) {
     check(
         "smp mmu: TLBIASIDIS by cpu 0 remaps ASID 1 on cpu 1, ASID 2 kept",
         ok_asidis,
+    );
+    check(
+        "smp mmu: global page remapped with TLBIMVAAIS seen new by cpu 1 in both ASIDs",
+        ok_global,
     );
     check(
         "smp mmu: SGI taken by cpu 1 spinning with IRQs unmasked",
