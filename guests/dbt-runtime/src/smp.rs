@@ -220,6 +220,10 @@ static RUNNING: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX
 /// spent waiting (a measure of the cost).
 static TLB_WAITS: AtomicU64 = AtomicU64::new(0);
 static TLB_SPINS: AtomicU64 = AtomicU64::new(0);
+/// Waits that passed [`LONG_WAIT`] polls (reported on the console, the first few).
+static TLB_LONG_WAITS: AtomicU64 = AtomicU64::new(0);
+/// Polls after which a wait is reported.
+const LONG_WAIT: u64 = 50_000_000;
 
 /// This vCPU enters its engine (`true`: it polls its TLB mailbox before running guest
 /// code) or leaves it (`false`).
@@ -250,11 +254,20 @@ pub fn broadcast_tlb(op: TlbMaintenance) {
     set_running(false);
     let mut waited = false;
     for v in (0..n).filter(|&v| v != me) {
+        let mut polls = 0u64;
         while RUNNING[v].load(Ordering::SeqCst) && TLB_TAKEN[v].load(Ordering::SeqCst) < ticket[v] {
             waited = true;
-            TLB_SPINS.fetch_add(1, Ordering::Relaxed);
+            polls += 1;
+            if polls == LONG_WAIT && TLB_LONG_WAITS.fetch_add(1, Ordering::Relaxed) < 4 {
+                // A diagnosis aid (the first few only): the other vCPU stays in
+                // translated code without reaching a dispatch.
+                crate::console::line(format_args!(
+                    "vCPU {me}: TLB maintenance {op:?} still waits for vCPU {v} after {polls} polls"
+                ));
+            }
             core::hint::spin_loop();
         }
+        TLB_SPINS.fetch_add(polls, Ordering::Relaxed);
     }
     if waited {
         TLB_WAITS.fetch_add(1, Ordering::Relaxed);
