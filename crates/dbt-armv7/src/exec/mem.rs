@@ -264,6 +264,19 @@ impl Cpu {
                 } else {
                     self.check_align(va, n, n, true)?;
                 }
+                // ExclusiveMonitorsPass: whether a memory abort is detected before the
+                // local monitor check is IMPLEMENTATION DEFINED (ARM ARM); here it is, so
+                // a store-exclusive to a page it may not write (copy-on-write) aborts even
+                // when the monitor is not ours: a translator that ran the LDREX as host
+                // code leaves this model's monitor open, and a STREX that only failed would
+                // loop forever without the guest ever seeing the permission fault.
+                let acc = Access {
+                    write: true,
+                    fetch: false,
+                    user: priv_user,
+                };
+                self.translate(bus, va, acc)
+                    .map_err(|f| self.data_abort(f, va, true))?;
                 if self.monitor == Some(va) {
                     if size == Size::D {
                         let a = self.rr(rt);
