@@ -5,6 +5,7 @@
 //!
 //! - [`frontend`]: block discovery (fetch, decode, classify), independent of the host.
 //! - [`backend`]: the [`CodeGen`] trait between the front end and a code generator.
+//! - [`copy`]: register-file copies between translated code and the system model.
 //! - [`a64`]: the AArch64 code generator.
 //! - [`engine`]: [`Dbt`], the dispatcher: metadata cache, code cache, block linking and
 //!   unlinking, invalidation, and the interpreter fallback.
@@ -16,6 +17,7 @@
 
 pub mod a64;
 pub mod backend;
+pub mod copy;
 pub mod engine;
 pub mod exc_assume;
 pub mod frontend;

@@ -144,12 +144,8 @@ fn translation_regs(cpu: &Cpu) -> (u64, u64, u32, u32, u32) {
     (c.ttbr0, c.ttbr1, c.ttbcr, c.dacr, c.contextidr)
 }
 
-/// `dst[..15] = src[..15]`, one register at a time (the compiler would otherwise call a
-/// byte-wise `memmove` for it, which costs more than the copy).
+/// `dst[..15] = src[..15]` ([`super::copy`]: the compiler would otherwise call a
+/// word-at-a-time `memcpy` for it, which costs more than the copy).
 fn copy_regs(dst: &mut [u32; 16], src: &[u32; 16]) {
-    for (d, s) in dst.iter_mut().zip(src).take(15) {
-        // SAFETY: both are references to live, aligned u32s; volatile only keeps the
-        // compiler from turning the loop back into a library call.
-        unsafe { core::ptr::write_volatile(d, core::ptr::read_volatile(s)) };
-    }
+    super::copy::copy_u32s(&mut dst[..15], &src[..15]);
 }

@@ -49,7 +49,7 @@ impl CodeGen for NoFp<'_> {
 /// Before entering translated code: the guest's D registers into the state, its FPSCR
 /// controls into the host FPCR. Returns the host FPCR to give back.
 pub fn enter(cpu: &Cpu, state: &mut GuestState) -> u64 {
-    state.fp = cpu.fp.d;
+    crate::translate::copy::copy_u64s(&mut state.fp, &cpu.fp.d);
     state.fpscr = cpu.fp.fpscr;
     set_host_fp(cpu.fp.fpscr & FPCR_BITS)
 }
@@ -57,7 +57,7 @@ pub fn enter(cpu: &Cpu, state: &mut GuestState) -> u64 {
 /// After translated code returned: the D registers back into the CPU, the host FPSR's
 /// flags into FPSCR, the host FPCR restored.
 pub fn leave(cpu: &mut Cpu, state: &GuestState, saved: u64) {
-    cpu.fp.d = state.fp;
+    crate::translate::copy::copy_u64s(&mut cpu.fp.d, &state.fp);
     cpu.fp.fpscr = state.fpscr | (restore_host_fp(saved) & FLAG_BITS);
 }
 
