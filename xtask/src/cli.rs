@@ -88,8 +88,11 @@ pub struct BenchArgs {
     /// Only run configurations whose name contains STR (e.g. `gic3`, `max/vhe`, `native`).
     #[arg(long, value_name = "STR")]
     pub filter: Option<String>,
-    /// Also boot the Linux guest (2 vCPUs, GICv3) natively and under the hypervisor and
-    /// compare the virtual time to `Run /init` (fetches the kernel on first use).
+    /// Also boot the Linux guests natively and under the hypervisor and compare the virtual
+    /// time to `Run /init`: arm64 (2 vCPUs, GICv3; counted) and armhf (1 vCPU, GICv2 and
+    /// GICv3: native cortex-a15, AArch32 EL1 in hardware, and the DBT on a64fx, each with
+    /// `sha256sum` of 16 MiB in tmpfs). Fetches the kernels on first use; the DBT cell takes
+    /// about 9 minutes.
     #[arg(long)]
     pub linux: bool,
     /// Instead: the ARMv7-A translator (crates/dbt-armv7) against its interpreter on CRC-32,
