@@ -12,7 +12,7 @@
 //! (`Cpu::step`), so its effect is the interpreter's, exactly.
 
 use crate::bus::Bus;
-use crate::cpu::{Cpu, Exit};
+use crate::cpu::{Cpu, Exit, Mode};
 use crate::decode::{Insn, Op};
 
 use super::state::GuestState;
@@ -100,6 +100,12 @@ pub unsafe extern "C" fn step_from_code(
     }
     cpu.it = it_len as u8;
     let len = (it_len >> 8) & 0xff;
+    if let Some(leave) = translation_write(cpu, raw, len) {
+        // Leaves as the interpreter's run of it would (see `translation_write`).
+        ctx.counted = 1;
+        ctx.exit = None;
+        return leave;
+    }
     let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
     let mmu_before = translation_regs(cpu);
     // Inline exception entries are translated for the vector base (`exc_assume`).
@@ -135,6 +141,52 @@ pub unsafe extern "C" fn step_from_code(
         ctx.exit = exit;
         1
     }
+}
+
+/// `MCR p15, 0, Rt, CRn, CRm, opc2` (A32 with condition AL, or T32 outside an IT block:
+/// the same 32 bits) with `Rt` in bits 15:12 masked out, for the translation registers
+/// whose write has no effect but the field and the interpreter's TLB flush: `TTBR0`,
+/// `TTBR1`, `DACR`, `CONTEXTIDR`.
+const TRANSLATION_WRITES: [u32; 4] = [0xee02_0f10, 0xee02_0f30, 0xee03_0f10, 0xee0d_0f30];
+
+/// An address-space switch (`MCR` to `TTBR0`, `TTBR1`, `DACR` or `CONTEXTIDR` at PL1)
+/// without the decoder and the interpreter (some 500 host instructions each): performs
+/// the write as `Cpu::step` would (the [`CoprocHost`](crate::cpu::CoprocHost) first, then
+/// the `Cp15` field and the interpreter's TLB flush that `Cp15Effect::FlushTlb` asks
+/// for), advances the PC and counts the instruction. Returns `Some(1)` (translated code
+/// leaves with [`EXIT_CALL`]: the dispatcher switches the host's shadow and the block
+/// tables), or `None` for anything else, which the interpreter runs: PL0 (UNDEFINED),
+/// a condition other than AL or an IT block, `Rt` = `SP`/`PC`, a host that makes the
+/// encoding UNDEFINED, or per-class counting on.
+fn translation_write(cpu: &mut Cpu, raw: u32, len: u32) -> Option<u64> {
+    let rt = ((raw >> 12) & 15) as usize;
+    let thumb = cpu.thumb();
+    if !TRANSLATION_WRITES.contains(&(raw & 0xffff_0fff))
+        || rt >= 13
+        || cpu.mode == Mode::Usr
+        || cpu.class_hits.is_some()
+        || (thumb && (len != 4 || cpu.it != 0))
+        || (!thumb && len != 4)
+    {
+        return None;
+    }
+    let (crn, opc2) = (((raw >> 16) & 15) as u8, ((raw >> 5) & 7) as u8);
+    let value = cpu.r[rt];
+    let mut claimed = false;
+    if let Some(h) = cpu.coproc_host.as_mut() {
+        if h.undefined(15, 0, crn, 0, opc2) {
+            return None;
+        }
+        claimed = h.write(15, 0, crn, 0, opc2, value);
+    }
+    if !claimed {
+        cpu.cp15.write(0, crn, 0, opc2, value)?;
+        // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
+        cpu.tlb.flush();
+    }
+    cpu.r[15] = cpu.r[15].wrapping_add(len);
+    cpu.icount += 1;
+    Some(1)
 }
 
 /// The registers that shape the guest's stage 1 besides `SCTLR`: a change leaves the

@@ -1,0 +1,61 @@
+//! Address-space switches in translated code (`translate::sys_call`'s fast path for
+//! `MCR` to `TTBR0`, `TTBR1`, `DACR` and `CONTEXTIDR`, which skips the decoder and the
+//! interpreter): a PL1 loop writes `TTBR0`/`TTBR1` alternately with two tables' addresses,
+//! `CONTEXTIDR` with the iteration number and, under a condition that fails every other
+//! iteration, `DACR`; it reads each back with `MRC` and sums what it read. The sum must be
+//! the one the architecture gives (10051), in the interpreter and in the translator, and
+//! the loop must run translated (its `MCR`s are calls from translated code, not
+//! interpreted blocks).
+
+mod common;
+
+/// At 0x11000 (A32, SVC mode, MMU off); exits with 1 if the sum is 10051.
+const LOOP: [u32; 29] = [
+    0xe3a0_4000, // 0x00: mov r4, #0                  sum
+    0xe3a0_5000, // 0x04: mov r5, #0                  i
+    0xe304_6000, // 0x08: movw r6, #0x4000            table A
+    0xe308_7000, // 0x0c: movw r7, #0x8000            table B
+    0xe215_9001, // 0x10: loop: ands r9, r5, #1
+    0x01a0_8006, // 0x14: moveq r8, r6                even i: A
+    0x11a0_8007, // 0x18: movne r8, r7                odd i: B
+    0xee02_8f10, // 0x1c: mcr p15, 0, r8, c2, c0, 0   TTBR0
+    0xee0d_5f30, // 0x20: mcr p15, 0, r5, c13, c0, 1  CONTEXTIDR = i
+    0x1e03_5f10, // 0x24: mcrne p15, 0, r5, c3, c0, 0 DACR = i (odd i only)
+    0xee02_8f30, // 0x28: mcr p15, 0, r8, c2, c0, 1   TTBR1
+    0xee12_af10, // 0x2c: mrc p15, 0, r10, c2, c0, 0
+    0xe084_472a, // 0x30: add r4, r4, r10, lsr #14    A: 1, B: 2
+    0xee1d_af30, // 0x34: mrc p15, 0, r10, c13, c0, 1
+    0xe084_400a, // 0x38: add r4, r4, r10             i
+    0xee13_af10, // 0x3c: mrc p15, 0, r10, c3, c0, 0
+    0xe084_400a, // 0x40: add r4, r4, r10             the last odd i (0 at first)
+    0xee12_af30, // 0x44: mrc p15, 0, r10, c2, c0, 1
+    0xe084_47aa, // 0x48: add r4, r4, r10, lsr #15    A: 0, B: 1
+    0xe285_5001, // 0x4c: add r5, r5, #1
+    0xe355_0064, // 0x50: cmp r5, #100
+    0xbaff_ffed, // 0x54: blt loop
+    0xe302_9743, // 0x58: movw r9, #10051
+    0xe154_0009, // 0x5c: cmp r4, r9
+    0x03a0_0001, // 0x60: moveq r0, #1
+    0x13a0_0000, // 0x64: movne r0, #0
+    0xe3a0_7001, // 0x68: mov r7, #1
+    0xef00_0000, // 0x6c: svc #0                      exit(sum == 10051)
+    0xe320_f000, // 0x70: nop
+];
+
+fn run(opts: &[&str]) -> (i32, Vec<(String, u64)>) {
+    let mut img = vec![0u8; 0x1000];
+    img.extend(LOOP.iter().flat_map(|w| w.to_le_bytes()));
+    let elf = common::elf32(0x10000, 0x11000, &img);
+    common::a64::run_image_status(&elf, "ttbr-switch", opts)
+}
+
+#[test]
+fn translation_register_writes_agree_with_the_interpreter() {
+    let (i, _) = run(&["--privileged", "--interp"]);
+    assert_eq!(i, 1, "interpreter: sum 10051");
+    let (t, st) = run(&["--privileged"]);
+    assert_eq!(t, 1, "translator: sum 10051 {st:?}");
+    let get = |k: &str| st.iter().find(|s| s.0 == k).map(|s| s.1).unwrap_or(0);
+    // 100 iterations of 18 instructions, the loop's blocks end at each switch.
+    assert!(get("translated") > 1000, "the loop ran translated: {st:?}");
+}
