@@ -70,13 +70,20 @@ impl GuestMmu {
     /// [`mmu::walk`](crate::mmu::walk).
     pub fn cp15(&self) -> crate::cp15::Cp15 {
         let mut c = crate::cp15::Cp15::new();
+        self.store_into(&mut c);
+        c
+    }
+
+    /// Writes the registers into `c`'s fields (the others untouched): a host that keeps
+    /// one [`GuestMmu::cp15`] for walks updates it per address-space switch without
+    /// building a whole `Cp15` again.
+    pub fn store_into(&self, c: &mut crate::cp15::Cp15) {
         c.ttbr0 = self.ttbr0;
         c.ttbr1 = self.ttbr1;
         c.ttbcr = self.ttbcr;
         c.dacr = self.dacr;
         c.sctlr = self.sctlr;
         c.contextidr = self.contextidr;
-        c
     }
 }
 

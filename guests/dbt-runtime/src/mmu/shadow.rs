@@ -296,7 +296,9 @@ impl State {
     /// Makes the shadow of `ctx` current, creating it if needed, and loads it.
     fn activate(&mut self, ctx: GuestMmu) {
         self.ctx = Some(ctx);
-        self.cp15 = ctx.cp15();
+        // Only the translation registers of `cp15` ever change (it starts as
+        // `Cp15::new()`): the same as `ctx.cp15()`, without building a whole `Cp15`.
+        ctx.store_into(&mut self.cp15);
         let shape = (ctx.ttbcr, ctx.sctlr & SCTLR_SHAPE);
         if shape != self.shape {
             self.drop_all();
