@@ -32,7 +32,7 @@ pub fn copy_u32s(dst: &mut [u32], src: &[u32]) {
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 #[inline]
 unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
-    debug_assert!(len % 4 == 0);
+    debug_assert!(len.is_multiple_of(4));
     // SAFETY: the caller's contract; the code reads and writes exactly `len` bytes
     // (bits 5:4, 3 and 2 of `len` after the 64-byte loop), and clobbers only the
     // registers it names.
