@@ -310,6 +310,17 @@ impl State {
             dacr: if self.cp15.lpae() { 0 } else { ctx.dacr },
         };
         self.clock += 1;
+        if let Some(sh) = self
+            .current
+            .and_then(|i| self.shadows[i].as_mut())
+            .filter(|sh| sh.space == space)
+        {
+            // Loaded already (e.g. the `TTBR0` write after `CONTEXTIDR` in Linux's
+            // `cpu_v7_switch_mm`: a new table base under the same ASID, which the guest's
+            // TLB maintenance keeps exact): no search, no `TTBR0_EL1` write.
+            sh.last_use = self.clock;
+            return;
+        }
         let found = self
             .shadows
             .iter()
