@@ -243,25 +243,20 @@ fn entry(
     a.bind(same);
     access(a, Ls::Str, spsr, CPU, f::SPSR + 4 * mode.bank(), T_FLAGS);
     mov32(a, 14, lr);
-    // CPSR: M = the mode (CPSR.M is the current mode: EOR clears it), I set, T = TE, J
-    // clear (E is clear in translated code: `Dbt::translatable`).
-    a.put(enc::w_logic_reg(Logic::Eor, old, old, cur, enc::Sh::Lsl, 0));
-    logic_imm(a, Logic::And, old, old, !psr::T);
-    logic_imm(a, Logic::And, old, old, !psr::J);
-    if exc.te() {
-        logic_imm(a, Logic::Orr, old, old, psr::T | psr::I);
-    } else {
-        logic_imm(a, Logic::Orr, old, old, psr::I);
-    }
-    a.put(enc::w_movz(T_FLAGS, mode as u16, 0));
-    a.put(enc::w_logic_reg(
-        Logic::Orr,
-        old,
-        old,
+    // CPSR: M = the mode and T = TE (one BFI of bits 5:0), J clear, I set (E is clear in
+    // translated code: `Dbt::translatable`).
+    const _: () = assert!(psr::M == 0x1f && psr::T == 1 << 5);
+    a.put(enc::w_movz(
         T_FLAGS,
-        enc::Sh::Lsl,
+        mode as u16 | (exc.te() as u16) << 5,
         0,
     ));
+    a.put(enc::x_bfi(old, T_FLAGS, 0, 6));
+    logic_imm(a, Logic::And, old, old, !psr::J);
+    logic_imm(a, Logic::Orr, old, old, psr::I);
+    if exc.te() {
+        a.put(enc::w_movz(T_FLAGS, mode as u16, 0));
+    }
     access(a, Ls::Str, old, CPU, f::CPSR, t);
     access(a, Ls::Strb, T_FLAGS, CPU, f::MODE, t);
     access(a, Ls::Str, ZR, CPU, f::MONITOR, t);
@@ -281,14 +276,6 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     logic_imm(a, Logic::And, info, info, MODE_BANK as u32);
     add_off(a, T_FLAGS, CPU, f::SPSR);
     a.put(enc::ls_reg_lsl(Ls::Ldr, spsr, T_FLAGS, info, true));
-    // No IT bits, J or E in the SPSR (not translated).
-    mov32(a, t, psr::IT_MASK | psr::J | psr::E);
-    a.put(enc::w_logic_reg(Logic::And, t, t, spsr, enc::Sh::Lsl, 0));
-    a.cbnz_to(t, slow);
-    // A PL1 mode but FIQ.
-    logic_imm(a, Logic::And, new, spsr, psr::M);
-    mode_info(a, t, new, T_FLAGS);
-    a.tbnz_to(t, MODE_NOT_TARGET_BIT, slow);
     // No interrupt line raised (the return may unmask it: the dispatcher takes it).
     if f::FIQ_LINE == f::IRQ_LINE + 1 && f::IRQ_LINE.is_multiple_of(2) {
         access(a, Ls::Ldrh, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
@@ -311,26 +298,30 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     } else {
         a.put(enc::w_addsub_imm(AddSub::Sub, T_PCV, 14, imm, false));
     }
-    // The banked SP/LR, when the mode changes.
+    // `t` = SPSR's IT, J, E and M bits with the current mode taken out of M: zero for a
+    // return to the same mode without IT/J/E (the common case: only CPSR changes).
+    mov32(a, t, psr::IT_MASK | psr::J | psr::E | psr::M);
+    a.put(enc::w_logic_reg(Logic::And, t, t, spsr, enc::Sh::Lsl, 0));
+    a.put(enc::w_logic_reg(Logic::Eor, t, t, cur, enc::Sh::Lsl, 0));
     let same = a.label();
-    a.put(enc::w_addsub_reg(
-        AddSub::Sub,
-        T_FLAGS,
-        new,
-        cur,
-        enc::Sh::Lsl,
-        0,
-    ));
-    a.cbz_to(false, T_FLAGS, same);
+    a.cbz_to(false, t, same);
+    // No IT bits, J or E in the SPSR (not translated): bits above M (`cur` < 32).
+    logic_imm(a, Logic::And, T_FLAGS, t, !psr::M);
+    a.cbnz_to(T_FLAGS, slow);
+    // Another mode: a PL1 mode but FIQ.
+    logic_imm(a, Logic::And, new, spsr, psr::M);
+    mode_info(a, t, new, T_FLAGS);
+    a.tbnz_to(t, MODE_NOT_TARGET_BIT, slow);
+    // The banked SP/LR (the modes differ).
     add_off(a, T_FLAGS, CPU, f::BANK_SP_LR);
     a.put(enc_alu::x_add_lsl(info, T_FLAGS, info, 3));
     a.put(enc::w_stp(13, 14, info, 0));
     logic_imm(a, Logic::And, t, t, MODE_BANK as u32);
     a.put(enc_alu::x_add_lsl(t, T_FLAGS, t, 3));
     a.put(enc::w_ldp(13, 14, t, 0));
+    access(a, Ls::Strb, new, CPU, f::MODE, T_FLAGS);
     a.bind(same);
     access(a, Ls::Str, spsr, CPU, f::CPSR, T_FLAGS);
-    access(a, Ls::Strb, new, CPU, f::MODE, T_FLAGS);
     // NZCV from the SPSR.
     logic_imm(a, Logic::And, t, spsr, 0xf000_0000);
     a.put(enc::msr_nzcv(t));
