@@ -216,13 +216,14 @@ fn entry(
         _ => (Mode::Und, 0x04, pc.wrapping_add(if thumb { 2 } else { 4 })),
     };
     let (cur, info, old, spsr, t) = (T_OP2, T_CARRY, T_RES, T_AMT, T_TMP);
+    // `mt` = the new CPSR's M and T fields (bits 5:0: the mode, `SCTLR.TE`).
+    let mt = T_PCV;
+    const _: () = assert!(psr::M == 0x1f && psr::T == 1 << 5);
     load_cpu(a, CPU);
     access(a, Ls::Ldrb, cur, CPU, f::MODE, T_FLAGS);
-    mode_info(a, info, cur, T_FLAGS);
-    a.tbnz_to(info, MODE_NO_ENTRY_BIT, slow); // FIQ: banked R8-R12
-                                              // SPSR = CPSR with the guest's NZCV (the host's) and the block's instruction set (the
-                                              // core's CPSR.T is stale after a return or indirect branch that entered this block
-                                              // from the other set inside the code cache).
+    // SPSR = CPSR with the guest's NZCV (the host's) and the block's instruction set (the
+    // core's CPSR.T is stale after a return or indirect branch that entered this block
+    // from the other set inside the code cache).
     access(a, Ls::Ldr, old, CPU, f::CPSR, T_FLAGS);
     a.put(enc::mrs_nzcv(spsr));
     a.put(enc::x_bfxil(spsr, old, 0, 28));
@@ -231,34 +232,33 @@ fn entry(
     } else {
         logic_imm(a, Logic::And, spsr, spsr, !psr::T);
     }
-    // The banked SP/LR, when the mode changes.
+    a.put(enc::w_movz(mt, mode as u16 | (exc.te() as u16) << 5, 0));
+    // Another mode: not FIQ (banked R8-R12), the banked SP/LR swapped, the mode stored.
     let same = a.label();
     a.put(enc::w_addsub_imm(AddSub::Sub, t, cur, mode as u32, false));
     a.cbz_to(false, t, same);
+    mode_info(a, info, cur, T_FLAGS);
+    a.tbnz_to(info, MODE_NO_ENTRY_BIT, slow);
     add_off(a, T_FLAGS, CPU, f::BANK_SP_LR);
     logic_imm(a, Logic::And, info, info, MODE_BANK as u32);
     a.put(enc_alu::x_add_lsl(t, T_FLAGS, info, 3));
     a.put(enc::w_stp(13, 14, t, 0));
     a.put(enc::w_ldp(13, 14, T_FLAGS, 8 * mode.bank() as i32));
+    if exc.te() {
+        a.put(enc::w_movz(cur, mode as u16, 0));
+        access(a, Ls::Strb, cur, CPU, f::MODE, t);
+    } else {
+        access(a, Ls::Strb, mt, CPU, f::MODE, t);
+    }
     a.bind(same);
     access(a, Ls::Str, spsr, CPU, f::SPSR + 4 * mode.bank(), T_FLAGS);
     mov32(a, 14, lr);
     // CPSR: M = the mode and T = TE (one BFI of bits 5:0), J clear, I set (E is clear in
     // translated code: `Dbt::translatable`).
-    const _: () = assert!(psr::M == 0x1f && psr::T == 1 << 5);
-    a.put(enc::w_movz(
-        T_FLAGS,
-        mode as u16 | (exc.te() as u16) << 5,
-        0,
-    ));
-    a.put(enc::x_bfi(old, T_FLAGS, 0, 6));
+    a.put(enc::x_bfi(old, mt, 0, 6));
     logic_imm(a, Logic::And, old, old, !psr::J);
     logic_imm(a, Logic::Orr, old, old, psr::I);
-    if exc.te() {
-        a.put(enc::w_movz(T_FLAGS, mode as u16, 0));
-    }
     access(a, Ls::Str, old, CPU, f::CPSR, t);
-    access(a, Ls::Strb, T_FLAGS, CPU, f::MODE, t);
     access(a, Ls::Str, ZR, CPU, f::MONITOR, t);
     a.put(CLREX);
     exc.vector_base.wrapping_add(off)
