@@ -1062,6 +1062,11 @@ impl<G: CodeGen> Dbt<G> {
             // domain's access when it enters the chain.
             return;
         }
+        if f.key.asid != t.key.asid && t.key.asid & SPACE_ASID == SPACE_ASID {
+            // `to` belongs to one address space and `from` may run in others (a global
+            // page's block runs under every ASID): only the dispatcher may pick `to`.
+            return;
+        }
         mem.bytes()[site..site + 4].copy_from_slice(&self.gen.branch(site, target));
         mem.sync(site, 4);
         self.blocks[to as usize].incoming.push((from, e));
