@@ -54,6 +54,37 @@ const LOOP_T32: [u8; 96] = [
     0x43, 0x79, 0x4c, 0x45, 0x0c, 0xbf, 0x01, 0x20, 0x00, 0x20, 0x01, 0x27, 0x00, 0xdf, 0x00, 0xbf,
 ];
 
+/// The 64-bit (LPAE) forms: `MCRR` to `TTBR0` (opc1 0) and `TTBR1` (opc1 1) with
+/// `i << 4` and `i * 0x01010101` as the two words, read back with `MRRC` (the high word
+/// keeps bits 23:16 and 7:0 only); exits with 1 if the sum of the words read is
+/// 0x7cc0_df6c.
+const LOOP_LPAE: [u32; 24] = [
+    0xe3a0_4000, // 0x00: mov r4, #0                  sum
+    0xe3a0_5000, // 0x04: mov r5, #0                  i
+    0xe300_7101, // 0x08: movw r7, #0x0101
+    0xe340_7101, // 0x0c: movt r7, #0x0101
+    0xe006_0795, // 0x10: loop: mul r6, r5, r7
+    0xe1a0_8205, // 0x14: lsl r8, r5, #4
+    0xec46_8f02, // 0x18: mcrr p15, 0, r8, r6, c2     TTBR0 = r6:r8
+    0xec48_6f12, // 0x1c: mcrr p15, 1, r6, r8, c2     TTBR1 = r8:r6
+    0xec5b_af02, // 0x20: mrrc p15, 0, r10, r11, c2
+    0xe084_400a, // 0x24: add r4, r4, r10
+    0xe084_400b, // 0x28: add r4, r4, r11
+    0xec5b_af12, // 0x2c: mrrc p15, 1, r10, r11, c2
+    0xe084_400a, // 0x30: add r4, r4, r10
+    0xe084_400b, // 0x34: add r4, r4, r11
+    0xe285_5001, // 0x38: add r5, r5, #1
+    0xe355_0064, // 0x3c: cmp r5, #100
+    0xbaff_fff2, // 0x40: blt loop
+    0xe30d_9f6c, // 0x44: movw r9, #0xdf6c
+    0xe347_9cc0, // 0x48: movt r9, #0x7cc0
+    0xe154_0009, // 0x4c: cmp r4, r9
+    0x03a0_0001, // 0x50: moveq r0, #1
+    0x13a0_0000, // 0x54: movne r0, #0
+    0xe3a0_7001, // 0x58: mov r7, #1
+    0xef00_0000, // 0x5c: svc #0                      exit(sum == 0x7cc0_df6c)
+];
+
 fn run(code: &[u8], opts: &[&str]) -> (i32, Vec<(String, u64)>) {
     let mut img = vec![0u8; 0x1000];
     img.extend_from_slice(code);
@@ -80,4 +111,10 @@ fn translation_register_writes_agree_with_the_interpreter() {
 #[test]
 fn thumb_translation_register_writes_agree_with_the_interpreter() {
     check(&LOOP_T32);
+}
+
+#[test]
+fn lpae_translation_register_writes_agree_with_the_interpreter() {
+    let code: Vec<u8> = LOOP_LPAE.iter().flat_map(|w| w.to_le_bytes()).collect();
+    check(&code);
 }

@@ -149,38 +149,58 @@ pub unsafe extern "C" fn step_from_code(
 /// `TTBR1`, `DACR`, `CONTEXTIDR`.
 const TRANSLATION_WRITES: [u32; 4] = [0xee02_0f10, 0xee02_0f30, 0xee03_0f10, 0xee0d_0f30];
 
-/// An address-space switch (`MCR` to `TTBR0`, `TTBR1`, `DACR` or `CONTEXTIDR` at PL1)
-/// without the decoder and the interpreter (some 500 host instructions each): performs
-/// the write as `Cpu::step` would (the [`CoprocHost`](crate::cpu::CoprocHost) first, then
-/// the `Cp15` field and the interpreter's TLB flush that `Cp15Effect::FlushTlb` asks
-/// for), advances the PC and counts the instruction. Returns `Some(1)` (translated code
-/// leaves with [`EXIT_CALL`]: the dispatcher switches the host's shadow and the block
-/// tables), or `None` for anything else, which the interpreter runs: PL0 (UNDEFINED),
-/// a condition other than AL or an IT block, `Rt` = `SP`/`PC`, a host that makes the
-/// encoding UNDEFINED, or per-class counting on.
+/// `MCRR p15, opc1, Rt, Rt2, c2` with `Rt` and `Rt2` (bits 19:12) masked out: the 64-bit
+/// (LPAE) `TTBR0` (opc1 0) and `TTBR1` (opc1 1).
+const TRANSLATION_WRITES64: [u32; 2] = [0xec40_0f02, 0xec40_0f12];
+
+/// An address-space switch (`MCR` to `TTBR0`, `TTBR1`, `DACR` or `CONTEXTIDR`, or `MCRR`
+/// to `TTBR0`/`TTBR1`, at PL1) without the decoder and the interpreter (some 500 host
+/// instructions each): performs the write as `Cpu::step` would (the
+/// [`CoprocHost`](crate::cpu::CoprocHost) first, then the `Cp15` field and the
+/// interpreter's TLB flush that `Cp15Effect::FlushTlb` asks for), advances the PC and
+/// counts the instruction. Returns `Some(1)` (translated code leaves with [`EXIT_CALL`]:
+/// the dispatcher switches the host's shadow and the block tables), or `None` for
+/// anything else, which the interpreter runs: PL0 (UNDEFINED), a condition other than AL
+/// or an IT block, `Rt`/`Rt2` = `SP`/`PC`, a host that makes the encoding UNDEFINED, or
+/// per-class counting on.
 fn translation_write(cpu: &mut Cpu, raw: u32, len: u32) -> Option<u64> {
+    let wide = TRANSLATION_WRITES64.contains(&(raw & 0xfff0_0fff));
     let rt = ((raw >> 12) & 15) as usize;
-    let thumb = cpu.thumb();
-    if !TRANSLATION_WRITES.contains(&(raw & 0xffff_0fff))
+    let rt2 = ((raw >> 16) & 15) as usize;
+    if !(wide || TRANSLATION_WRITES.contains(&(raw & 0xffff_0fff)))
         || rt >= 13
+        || (wide && rt2 >= 13)
         || cpu.mode == Mode::Usr
         || cpu.class_hits.is_some()
-        || (thumb && (len != 4 || cpu.it != 0))
-        || (!thumb && len != 4)
+        || len != 4
+        || (cpu.thumb() && cpu.it != 0)
     {
         return None;
     }
-    let (crn, opc2) = (((raw >> 16) & 15) as u8, ((raw >> 5) & 7) as u8);
-    let value = cpu.r[rt];
     let mut claimed = false;
-    if let Some(h) = cpu.coproc_host.as_mut() {
-        if h.undefined(15, 0, crn, 0, opc2) {
-            return None;
+    if wide {
+        let opc1 = ((raw >> 4) & 15) as u8;
+        let value = (cpu.r[rt2] as u64) << 32 | cpu.r[rt] as u64;
+        if let Some(h) = cpu.coproc_host.as_mut() {
+            claimed = h.write64(15, opc1, 2, value);
         }
-        claimed = h.write(15, 0, crn, 0, opc2, value);
+        if !claimed {
+            cpu.cp15.write64(opc1, 2, value)?;
+        }
+    } else {
+        let (crn, opc2) = (((raw >> 16) & 15) as u8, ((raw >> 5) & 7) as u8);
+        let value = cpu.r[rt];
+        if let Some(h) = cpu.coproc_host.as_mut() {
+            if h.undefined(15, 0, crn, 0, opc2) {
+                return None;
+            }
+            claimed = h.write(15, 0, crn, 0, opc2, value);
+        }
+        if !claimed {
+            cpu.cp15.write(0, crn, 0, opc2, value)?;
+        }
     }
     if !claimed {
-        cpu.cp15.write(0, crn, 0, opc2, value)?;
         // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
         cpu.tlb.flush();
     }
