@@ -1103,17 +1103,23 @@ impl<G: CodeGen> Dbt<G> {
         self.epoch = self.epoch.wrapping_add(1);
         self.clear_tables();
         for id in 0..self.blocks.len() {
-            let incoming = core::mem::take(&mut self.blocks[id].incoming);
-            for (from, e) in incoming {
-                let b = &self.blocks[from as usize];
-                if !b.live {
-                    continue;
-                }
-                let x = b.exits[e as usize];
-                mem.bytes()[x.site..x.site + 4].copy_from_slice(&self.gen.branch(x.site, x.stub));
-                mem.sync(x.site, 4);
-                self.stats.unlinks += 1;
+            self.unlink_incoming(mem, id);
+        }
+    }
+
+    /// Points every live exit linked to block `id` back at its stub (through the
+    /// dispatcher again) and forgets those links.
+    fn unlink_incoming(&mut self, mem: &mut dyn CodeMemory, id: usize) {
+        let incoming = core::mem::take(&mut self.blocks[id].incoming);
+        for (from, e) in incoming {
+            let b = &self.blocks[from as usize];
+            if !b.live {
+                continue;
             }
+            let x = b.exits[e as usize];
+            mem.bytes()[x.site..x.site + 4].copy_from_slice(&self.gen.branch(x.site, x.stub));
+            mem.sync(x.site, 4);
+            self.stats.unlinks += 1;
         }
     }
 
@@ -1184,17 +1190,7 @@ impl<G: CodeGen> Dbt<G> {
             self.clear_tables();
         }
         for id in ids {
-            let incoming = core::mem::take(&mut self.blocks[id as usize].incoming);
-            for (from, e) in incoming {
-                let b = &self.blocks[from as usize];
-                if !b.live {
-                    continue;
-                }
-                let x = b.exits[e as usize];
-                mem.bytes()[x.site..x.site + 4].copy_from_slice(&self.gen.branch(x.site, x.stub));
-                mem.sync(x.site, 4);
-                self.stats.unlinks += 1;
-            }
+            self.unlink_incoming(mem, id as usize);
             let b = &mut self.blocks[id as usize];
             b.live = false;
             let key = b.key;
