@@ -26,31 +26,9 @@ const READS_PER_KERNEL: usize = 4;
 /// The plugin (QEMU plugin API version 1, declarations written out). Arguments:
 /// `cache=` and `runtime=` (start addresses; the runtime ends where the cache starts),
 /// `end=` (the cache's end), `out=` (one line per snapshot: code, runtime, other).
-const PLUGIN_C: &str = r#"
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-typedef uint64_t qemu_plugin_id_t;
-typedef struct qemu_info_t qemu_info_t;
-struct qemu_plugin_tb;
-struct qemu_plugin_insn;
-enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
-enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
-__attribute__((visibility("default"))) int qemu_plugin_version = 1;
-extern void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t,
-    void (*)(qemu_plugin_id_t, struct qemu_plugin_tb *));
-extern size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *);
-extern struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *, size_t);
-extern uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *);
-extern const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *);
-extern size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *);
-extern void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *,
-    enum qemu_plugin_op, void *, uint64_t);
-extern void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *,
-    void (*)(unsigned int, void *), enum qemu_plugin_cb_flags, void *);
-extern void qemu_plugin_register_atexit_cb(qemu_plugin_id_t,
-    void (*)(qemu_plugin_id_t, void *), void *);
+const PLUGIN_C: &str = concat!(
+    crate::bench_profile::qemu_plugin_api!(),
+    r#"
 static uint64_t cache, runtime, end, counts[3];
 static uint64_t *snaps;
 static size_t nsnaps, cap;
@@ -99,7 +77,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     qemu_plugin_register_atexit_cb(id, done, 0);
     return 0;
 }
-"#;
+"#
+);
 
 /// Host instructions of one timed window: in translated code, in the rest of the
 /// runtime, elsewhere (the hypervisor).

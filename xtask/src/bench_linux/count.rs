@@ -33,39 +33,9 @@ pub const UART_DR: u64 = 0x0900_0000;
 /// physical address whose stores are console bytes), `base=`/`size=` (the hypervisor
 /// image, `size=0` natively), `out=` (the file it writes: one `total el2` line per console
 /// byte, in output order).
-const PLUGIN_C: &str = r#"
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-typedef uint64_t qemu_plugin_id_t;
-typedef struct qemu_info_t qemu_info_t;
-typedef uint32_t qemu_plugin_meminfo_t;
-struct qemu_plugin_tb;
-struct qemu_plugin_insn;
-struct qemu_plugin_hwaddr;
-enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
-enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
-enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
-__attribute__((visibility("default"))) int qemu_plugin_version = 1;
-extern void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t,
-    void (*)(qemu_plugin_id_t, struct qemu_plugin_tb *));
-extern size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *);
-extern struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *, size_t);
-extern uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *);
-extern void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *);
-extern const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *);
-extern size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *);
-extern void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *,
-    enum qemu_plugin_op, void *, uint64_t);
-extern void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *,
-    void (*)(unsigned int, qemu_plugin_meminfo_t, uint64_t, void *),
-    enum qemu_plugin_cb_flags, enum qemu_plugin_mem_rw, void *);
-extern struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t, uint64_t);
-extern int qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *);
-extern uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *);
-extern void qemu_plugin_register_atexit_cb(qemu_plugin_id_t,
-    void (*)(qemu_plugin_id_t, void *), void *);
+const PLUGIN_C: &str = concat!(
+    crate::bench_profile::qemu_plugin_api!(),
+    r#"
 static uint64_t base, size, uart, total, el2, *marks;
 static size_t nmarks, cap;
 static int64_t delta;
@@ -121,7 +91,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     qemu_plugin_register_atexit_cb(id, done, 0);
     return 0;
 }
-"#;
+"#
+);
 
 /// Builds the plugin into `dir` (once per content); returns the shared object.
 pub fn build_plugin(dir: &Path) -> Result<PathBuf> {
