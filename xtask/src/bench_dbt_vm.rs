@@ -1,7 +1,8 @@
 //! `cargo xtask bench --dbt`, in-VM rows (issue 17): `guests/armv7-dbtbench` (compute,
 //! call-heavy and exception-heavy ARMv7-A kernels, part 1's matrix multiply and VFP/NEON
 //! kernels, then with the guest's MMU on: compute,
-//! a 64 MiB pointer chase, address-space switches, TLB maintenance and shadow misses;
+//! a 64 MiB pointer chase, address-space switches, TLB maintenance, shadow misses and
+//! guest-visible Data and Prefetch Aborts;
 //! each timed with `CNTVCT` on its second run) natively under `qemu-system-arm -cpu cortex-a15` and as a VM under the hypervisor,
 //! translated by the in-VM runtime (a64fx: no AArch32 EL1; cortex-a57 with `dbt = "force"`).
 //! Under `-icount shift=0` a counter tick is 16 instructions of the whole machine, so the
@@ -38,6 +39,14 @@ const KERNELS: &[(&str, &str)] = &[
     ("switch", "2000 CONTEXTIDR + TTBR0 switches + load"),
     ("tlbi", "256 TLBIMVAA"),
     ("miss", "256 TLBIMVAA + load: shadow misses"),
+    (
+        "dabt",
+        "2000 guest Data Aborts (invalid / no-access section) + handler + SUBS pc, lr",
+    ),
+    (
+        "pabt",
+        "2000 BLX to an XN section: Prefetch Abort + handler + return",
+    ),
 ];
 
 /// One kernel's line: `armv7-dbtbench: <name> 0x<ticks> result 0x<value>`.

@@ -159,6 +159,8 @@ extern "C" fn main() -> ! {
     bench("switch", crate::mmu::switch);
     bench("tlbi", crate::mmu::tlbi);
     bench("miss", crate::mmu::miss);
+    bench("dabt", crate::aborts::dabt);
+    bench("pabt", crate::aborts::pabt);
     puts("armv7-dbtbench: done\n");
     system_off()
 }

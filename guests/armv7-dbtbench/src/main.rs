@@ -15,6 +15,8 @@ fn main() {
 }
 
 #[cfg(target_arch = "arm")]
+mod aborts;
+#[cfg(target_arch = "arm")]
 mod kernels;
 #[cfg(target_arch = "arm")]
 mod mmu;

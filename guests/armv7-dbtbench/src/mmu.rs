@@ -9,6 +9,8 @@ use core::arch::asm;
 use core::hint::black_box;
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 
+use crate::aborts::{NO_ACCESS_VA, XN_VA};
+
 /// A short-descriptor level-1 table (16 KiB aligned, 4096 sections).
 #[repr(C, align(16384))]
 struct L1([u32; 4096]);
@@ -34,6 +36,10 @@ const FRAME_B: u32 = 0x43f0_0000;
 const SECTION_RAM: u32 = 0xc0e;
 /// Section descriptor for the PL011: AP = 0b11, strongly ordered, XN.
 const SECTION_DEVICE: u32 = 0xc12;
+/// Section descriptor with `AP` = 0b00, `APX` = 0: no access (Normal write-back, domain 0).
+const SECTION_NO_ACCESS: u32 = 0x00e;
+/// Section descriptor bit XN: execute-never.
+const XN: u32 = 1 << 4;
 /// Section descriptor bit nG: the translation belongs to the current ASID.
 const NG: u32 = 1 << 17;
 
@@ -44,6 +50,9 @@ fn fill(t: &mut L1, frame: u32) {
         t.0[((RAM >> 20) + s) as usize] = (RAM + (s << 20)) | SECTION_RAM;
     }
     t.0[(PRIVATE_VA >> 20) as usize] = frame | SECTION_RAM | NG;
+    // The abort kernels' sections (`aborts.rs`; INVALID_VA's entry stays 0: invalid).
+    t.0[(NO_ACCESS_VA >> 20) as usize] = frame | SECTION_NO_ACCESS;
+    t.0[(XN_VA >> 20) as usize] = frame | SECTION_RAM | XN;
 }
 
 /// Builds both address spaces, and the chase's cycle (with the MMU off), then turns the MMU

@@ -1,5 +1,5 @@
-//! Entry, mode stacks, vectors (SVC and UNDEFINED return to the next instruction), the
-//! counter, PSCI and the panic handler.
+//! Entry, mode stacks, vectors (SVC and UNDEFINED return to the next instruction, the abort
+//! handlers of `aborts.rs`), the counter, PSCI and the panic handler.
 
 use core::arch::{asm, global_asm};
 
@@ -14,6 +14,8 @@ _start:
     ldr r4, =_stack_top
     cps #0x1b              @ Undefined mode
     sub sp, r4, #0x1000
+    cps #0x17              @ Abort mode
+    sub sp, r4, #0x2000
     cps #0x13              @ Supervisor mode
     mov sp, r4
     ldr r4, =vectors
@@ -28,8 +30,8 @@ vectors:
     b .
     b und_entry
     b svc_entry
-    b .
-    b .
+    b pabt_entry
+    b dabt_entry
     b .
     b .
     b .
@@ -40,6 +42,37 @@ und_entry:
     @ SVC: continue after it.
 svc_entry:
     movs pc, lr
+
+    @ Data Abort (aborts.rs `dabt`): fold DFSR, DFAR and LR_abt into ABORT_SUM, then skip
+    @ the aborted (A32) load: LR_abt is its address + 8.
+dabt_entry:
+    push {{r0-r2}}
+    mrc p15, 0, r0, c5, c0, 0    @ DFSR
+    mrc p15, 0, r1, c6, c0, 0    @ DFAR
+    add r0, r0, r1
+    add r0, r0, lr
+    ldr r2, =ABORT_SUM
+    ldr r1, [r2]
+    add r1, r0, r1, ror #31
+    str r1, [r2]
+    pop {{r0-r2}}
+    subs pc, lr, #4
+
+    @ Prefetch Abort (aborts.rs `pabt`): fold IFSR, IFAR and LR_abt into ABORT_SUM, then
+    @ return to the address in r3 (after the BLX that branched to the aborting address).
+pabt_entry:
+    push {{r0-r2}}
+    mrc p15, 0, r0, c5, c0, 1    @ IFSR
+    mrc p15, 0, r1, c6, c0, 2    @ IFAR
+    add r0, r0, r1
+    add r0, r0, lr
+    ldr r2, =ABORT_SUM
+    ldr r1, [r2]
+    add r1, r0, r1, ror #31
+    str r1, [r2]
+    pop {{r0-r2}}
+    mov lr, r3
+    subs pc, lr, #0
 "#
 );
 
