@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::bench::{self, Cell, DETERMINISM_ARGS};
+use crate::bench_dbt_vm_profile as profile;
 use crate::bench_dbt_vm_split as split;
 use crate::build::{self, VmArch, VmConfig, Workspace};
 use crate::cli::{Backend, Cpu, Gic};
@@ -129,11 +130,16 @@ pub fn run(ws: &Workspace) -> Result<String> {
     // The first cell's windows split into translated code and the rest.
     let split_out = dir.join("split.txt");
     let mut splits = None;
+    let wanted = profile::requested(KERNELS)?;
+    let prof_out = dir.join("profile.txt");
     for (i, cell) in cells.into_iter().enumerate() {
         eprintln!("bench --dbt: {GUEST} in a VM, {}", cell.name());
         let mut args = bench::cell_args(cell, 1, &guest, &hypervisor, &package);
         if i == 0 {
-            args.extend(split::plugin_args(&dir, &split_out)?);
+            let prof = wanted
+                .as_ref()
+                .map(|(_, k)| (profile::window_start(*k), prof_out.as_path()));
+            args.extend(split::plugin_args(&dir, &split_out, prof)?);
         }
         let log = dir.join(format!("{}.log", cell.name().replace(['/', ' '], "-")));
         let out = bench::run_logged(Path::new("qemu-system-aarch64"), &args, &log, true)?;
@@ -192,6 +198,11 @@ pub fn run(ws: &Workspace) -> Result<String> {
             ));
         }
         s.push('\n');
+    }
+    if let Some((k, _)) = &wanted {
+        let g = native.iter().find(|r| r.0 == *k).map_or(0, |r| r.1);
+        let elf = ws.guest_elf(build::DBT_RUNTIME_PACKAGE);
+        s.push_str(&profile::report(k, &prof_out, &elf, g)?);
     }
     if splits.is_none() {
         s.push_str(&format!(

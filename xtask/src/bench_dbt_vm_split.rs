@@ -16,12 +16,12 @@ use crate::error::{IoContext, Result};
 
 /// The DBT runtime's region (`crates/hypervisor/src/dbt_runtime.rs` `REGION_IPA`,
 /// `REGION_SIZE`; identity-mapped by the runtime, so these are its virtual addresses).
-const REGION: (u64, u64) = (0x10_0000_0000, 64 << 20);
+pub const REGION: (u64, u64) = (0x10_0000_0000, 64 << 20);
 /// The code cache: the region's last 16 MiB (`guests/dbt-runtime/src/entry.rs`
 /// `CODE_CACHE_SIZE`).
-const CODE_CACHE: u64 = 16 << 20;
+pub const CODE_CACHE: u64 = 16 << 20;
 /// Counter reads per kernel: warm-up start and end, timed start and end.
-const READS_PER_KERNEL: usize = 4;
+pub const READS_PER_KERNEL: usize = 4;
 
 /// The plugin (QEMU plugin API version 1, declarations written out). Arguments:
 /// `cache=` and `runtime=` (start addresses; the runtime ends where the cache starts),
@@ -33,7 +33,18 @@ static uint64_t cache, runtime, end, counts[3];
 static uint64_t *snaps;
 static size_t nsnaps, cap;
 static char out[4096];
+/* Optional per-address profile of the window between snapshots `profile` and
+   `profile` + 1 (0-based), written to `prof` as "address count" lines. */
+struct site { uint64_t va, count, base; };
+static struct site **sites;
+static size_t nsites, sites_cap;
+static long long profile = -1;
+static char prof[4096];
 static void snapshot(unsigned int vcpu, void *u) {
+    if (profile >= 0 && (long long)nsnaps == profile)
+        for (size_t i = 0; i < nsites; i++) sites[i]->base = sites[i]->count;
+    if (profile >= 0 && (long long)nsnaps == profile + 1)
+        for (size_t i = 0; i < nsites; i++) sites[i]->base = sites[i]->count - sites[i]->base;
     if (nsnaps == cap) {
         cap = cap ? 2 * cap : 256;
         snaps = realloc(snaps, cap * 3 * sizeof *snaps);
@@ -49,6 +60,19 @@ static void trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         int slot = va >= cache && va < end ? 0 : va >= runtime && va < cache ? 1 : 2;
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
                                                    &counts[slot], 1);
+        if (profile >= 0) {
+            if (nsites == sites_cap) {
+                sites_cap = sites_cap ? 2 * sites_cap : 4096;
+                sites = realloc(sites, sites_cap * sizeof *sites);
+                if (!sites) abort();
+            }
+            struct site *st = calloc(1, sizeof *st);
+            if (!st) abort();
+            st->va = va;
+            sites[nsites++] = st;
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                       &st->count, 1);
+        }
         uint32_t w = 0;
         if (qemu_plugin_insn_size(insn) == 4) memcpy(&w, qemu_plugin_insn_data(insn), 4);
         /* MRS Xt, CNTVCT_EL0 in the runtime or its code: the answer to a guest counter read. */
@@ -63,6 +87,14 @@ static void done(qemu_plugin_id_t id, void *p) {
         fprintf(f, "%llu %llu %llu\n", (unsigned long long)snaps[3 * i],
                 (unsigned long long)snaps[3 * i + 1], (unsigned long long)snaps[3 * i + 2]);
     fclose(f);
+    if (profile >= 0 && prof[0] && (f = fopen(prof, "w"))) {
+        /* Sites translated after the window's end count nothing in it. */
+        for (size_t i = 0; i < nsites; i++)
+            if ((long long)nsnaps > profile + 1 && sites[i]->base)
+                fprintf(f, "%llx %llu\n", (unsigned long long)sites[i]->va,
+                        (unsigned long long)sites[i]->base);
+        fclose(f);
+    }
 }
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
@@ -71,6 +103,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
         if (!strncmp(argv[i], "runtime=", 8)) runtime = strtoull(argv[i] + 8, 0, 0);
         if (!strncmp(argv[i], "end=", 4)) end = strtoull(argv[i] + 4, 0, 0);
         if (!strncmp(argv[i], "out=", 4)) snprintf(out, sizeof out, "%s", argv[i] + 4);
+        if (!strncmp(argv[i], "profile=", 8)) profile = strtoll(argv[i] + 8, 0, 0);
+        if (!strncmp(argv[i], "prof=", 5)) snprintf(prof, sizeof prof, "%s", argv[i] + 5);
     }
     if (!out[0] || !end) return -1;
     qemu_plugin_register_vcpu_tb_trans_cb(id, trans);
@@ -94,7 +128,13 @@ pub struct Split {
 
 /// Builds the plugin into `dir`; returns the QEMU arguments that load it, writing its
 /// snapshots to `out`.
-pub fn plugin_args(dir: &Path, out: &Path) -> Result<Vec<OsString>> {
+/// With `profile` = (snapshot `k`, file): also the per-address counts of the window between
+/// snapshots `k` and `k + 1` into the file (`bench_dbt_vm_profile.rs`).
+pub fn plugin_args(
+    dir: &Path,
+    out: &Path,
+    profile: Option<(usize, &Path)>,
+) -> Result<Vec<OsString>> {
     let so = build_qemu_plugin(dir, "dbt-vm-split", PLUGIN_C, "bench --dbt's in-VM split")?;
     let cache = REGION.0 + REGION.1 - CODE_CACHE;
     let mut arg = OsString::from(so);
@@ -104,6 +144,10 @@ pub fn plugin_args(dir: &Path, out: &Path) -> Result<Vec<OsString>> {
         REGION.0 + REGION.1
     ));
     arg.push(out);
+    if let Some((k, prof)) = profile {
+        arg.push(format!(",profile={k},prof="));
+        arg.push(prof);
+    }
     Ok(vec!["-plugin".into(), arg])
 }
 

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_blk;
 pub mod bench_dbt;
 pub mod bench_dbt_vm;
+pub mod bench_dbt_vm_profile;
 pub mod bench_dbt_vm_split;
 pub mod bench_linux;
 pub mod bench_profile;
