@@ -22,7 +22,7 @@ use crate::error::{IoContext, Result};
 use crate::fail;
 
 /// The kernels (binaries of bench-guest), in table order.
-const KERNELS: [(&str, &str); 8] = [
+const KERNELS: [(&str, &str); 9] = [
     ("crc32", "CRC-32, 8 x 64 KiB"),
     ("sort", "sort_unstable, 64 Ki words"),
     ("matmul", "96x96 matrix multiply"),
@@ -31,6 +31,7 @@ const KERNELS: [(&str, &str); 8] = [
     ("sysreg", "MCR/MRC TPIDRURW + MRS, 3 of 6 sensitive"),
     ("vfp", "VFP f64 dot product + NEON checksum"),
     ("neon", "NEON ChaCha20 + f32 mixer + u8 blend"),
+    ("sha256", "SHA-256 of 256 KiB, Thumb-2 block function"),
 ];
 /// Where the runner maps its code cache (a64-runner/src/code.rs) and its size.
 const CACHE: (u64, u64) = (0x20_0000_0000, 16 << 20);

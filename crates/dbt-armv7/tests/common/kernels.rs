@@ -6,8 +6,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The kernels, by binary name.
-pub const KERNELS: [&str; 8] = [
-    "crc32", "sort", "matmul", "fib", "chase", "sysreg", "vfp", "neon",
+pub const KERNELS: [&str; 9] = [
+    "crc32", "sort", "matmul", "fib", "chase", "sysreg", "vfp", "neon", "sha256",
 ];
 
 /// The directory holding the built kernels.

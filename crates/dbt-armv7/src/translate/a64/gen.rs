@@ -134,10 +134,8 @@ fn charge(a: &mut Asm, n: usize) {
 enum Indirect {
     /// A return: the shadow return stack first, then the target cache.
     Return,
-    /// Another indirect branch: the target cache.
+    /// Another indirect branch (and a change of instruction set): the target cache.
     Jump,
-    /// Straight to the dispatcher (a change of instruction set).
-    Dispatch,
 }
 
 /// Whether a PC-writing instruction is a return (`BX LR`, `MOV pc, lr`, a load of the PC
@@ -177,11 +175,9 @@ fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
         indirect::pop_return(a, src, miss);
         a.bind(miss);
     }
-    if kind != Indirect::Dispatch {
-        let miss = a.label();
-        indirect::lookup(a, src, miss);
-        a.bind(miss);
-    }
+    let miss = a.label();
+    indirect::lookup(a, src, miss);
+    a.bind(miss);
     if src != T_ADDR {
         a.put(enc::w_mov(T_ADDR, src));
     }
@@ -482,8 +478,12 @@ impl CodeGen for A64Gen {
                     }
                 }
                 Op::BlxImm { off } => {
-                    // Changes the instruction set: through the dispatcher. Conditional
-                    // only in an IT block.
+                    // A call that changes the instruction set (Thumb C code calling an
+                    // A32 routine: glibc's string functions, its ifunc PLT stubs): as
+                    // `BLX` register, a return-stack push and a target-cache lookup (a
+                    // hit enters the other set's block; the dispatcher fills the entry
+                    // on a miss), so neither the call nor its return leaves the code
+                    // cache. Conditional only in an IT block.
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
@@ -491,7 +491,11 @@ impl CodeGen for A64Gen {
                     let target = (pc_read & !3).wrapping_add(off as u32) | !thumb as u32;
                     mov32(&mut a, 14, lr);
                     mov32(&mut a, T_ADDR, target);
-                    exit_bx(&mut a, rt, T_ADDR, Indirect::Dispatch);
+                    let cont = a.label();
+                    indirect::push_return(&mut a, 14, cont);
+                    exit_bx(&mut a, rt, T_ADDR, Indirect::Jump);
+                    a.bind(cont);
+                    link_unchecked(&mut a, &mut stubs, &mut exits, next);
                 }
                 _ if super::exception::handles(&gi.insn) => {
                     // Exception entry or return, inline (or a side exit).
