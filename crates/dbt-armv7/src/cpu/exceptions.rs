@@ -32,7 +32,21 @@ pub enum Exception {
     Fiq,
 }
 
+impl Exception {
+    /// Whether this is a Data Abort.
+    pub fn is_data_abort(&self) -> bool {
+        matches!(self, Exception::DataAbort { .. })
+    }
+}
+
 impl Cpu {
+    /// Whether the CPU stands at the Data Abort vector in Abort mode, as right after
+    /// taking a Data Abort (an instruction that branched there in Abort mode looks the
+    /// same: callers may only use this to skip work that the abort made unnecessary).
+    pub fn at_data_abort_vector(&self) -> bool {
+        self.mode == Mode::Abt && self.r[15] == self.vector_base().wrapping_add(0x10)
+    }
+
     /// Vector base address (`SCTLR.V` hivecs or `VBAR`).
     pub fn vector_base(&self) -> u32 {
         if self.cp15.sctlr & (1 << 13) != 0 {

@@ -130,6 +130,11 @@ pub struct Dbt<G: CodeGen> {
     /// Changes whenever `map` does: cached answers of older generations are stale.
     map_generation: u32,
     by_addr: BTreeMap<usize, u32>,
+    /// The block [`Dbt::fault_site`] found last and its host code `[start, end)` (the next
+    /// block's start when it was cached: code is allocated upwards until a flush, which
+    /// clears this), so repeated faults in one block (a guest's abort loop) skip the
+    /// search of `by_addr`.
+    last_fault_block: Option<(usize, usize, u32)>,
     /// Blocks translated with the MMU on, by guest virtual page (address >> 12; a block
     /// never crosses a page): TLB maintenance by address drops a page's blocks without a
     /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
@@ -333,6 +338,7 @@ impl<G: CodeGen> Dbt<G> {
             ); LOOKUP_CACHE],
             map_generation: 1,
             by_addr: BTreeMap::new(),
+            last_fault_block: None,
             by_page: BTreeMap::new(),
             used: 0,
             state: GuestState::default(),
@@ -783,28 +789,15 @@ impl<G: CodeGen> Dbt<G> {
                     // The guest state is the one the faulting instruction started from: the
                     // interpreter runs it again through the bus, which raises the
                     // architectural abort or performs the device access. A write to a
-                    // protected code page drops that page's translations first.
-                    if self.state.exit == EXIT_SIDE {
-                        self.stats.side_exits += 1;
-                    } else {
+                    // protected code page drops that page's translations (the interpreter's
+                    // `Watch` does it for each write it performs; see below for the others).
+                    let fault_exit = self.state.exit == EXIT_FAULT;
+                    if fault_exit {
                         self.stats.faults += 1;
-                        // The written page, physical (the protection is by physical page).
-                        let acc = Access {
-                            write: true,
-                            fetch: false,
-                            user: cpu.mode == Mode::Usr,
-                        };
-                        let page = cpu
-                            .translate(bus, next, acc)
-                            .ok()
-                            .and_then(|pa| u32::try_from(pa >> 12).ok());
-                        if let Some(page) = page.filter(|p| self.protected.remove(p)) {
-                            mem.unprotect_guest_page(page);
-                            self.invalidate_phys(mem, page);
-                            self.stats.smc += 1;
-                            link_from = None;
-                        }
+                    } else {
+                        self.stats.side_exits += 1;
                     }
+                    let user = cpu.mode == Mode::Usr;
                     let (pc, it) = fault.unwrap_or((next, 0));
                     if self.state.exit == EXIT_FAULT
                         && self.state.addr_hi != 0
@@ -817,10 +810,44 @@ impl<G: CodeGen> Dbt<G> {
                     }
                     set_pc_isa(cpu, pc);
                     cpu.it = it;
-                    if left > 0 {
-                        if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
-                            return e;
+                    let interpreted = left > 0;
+                    let exit = if interpreted {
+                        self.interpret(cpu, bus, mem, &mut left)
+                    } else {
+                        None
+                    };
+                    // A host write fault the interpreter did not repeat as a write (a
+                    // failed STREX: translated LDREX leaves the interpreter's monitor
+                    // open) still unprotects the page, or translated code would fault
+                    // on it forever. An instruction that took the guest's Data Abort
+                    // needs no such check (its writes went through `Watch`): the
+                    // guest-visible abort path walks the guest's tables once less.
+                    let aborted = interpreted
+                        && match exit {
+                            Some(Exit::Exception(e)) => e.is_data_abort(),
+                            Some(_) => false,
+                            None => cpu.at_data_abort_vector(),
+                        };
+                    if fault_exit && !aborted {
+                        // The written page, physical (the protection is by physical page).
+                        let acc = Access {
+                            write: true,
+                            fetch: false,
+                            user,
+                        };
+                        let page = cpu
+                            .translate(bus, next, acc)
+                            .ok()
+                            .and_then(|pa| u32::try_from(pa >> 12).ok());
+                        if let Some(page) = page.filter(|p| self.protected.remove(p)) {
+                            mem.unprotect_guest_page(page);
+                            self.invalidate_phys(mem, page);
+                            self.stats.smc += 1;
+                            link_from = None;
                         }
+                    }
+                    if let Some(e) = exit {
+                        return e;
                     }
                 }
                 EXIT_FALLBACK => {
@@ -1025,12 +1052,28 @@ impl<G: CodeGen> Dbt<G> {
 
     /// The guest PC, ITSTATE, index in its block and instruction set (Thumb) of the guest instruction whose host code holds
     /// cache offset `host` (a faulting access), from the blocks' side tables.
-    fn fault_site(&self, host: usize) -> (u32, u8, u64, bool) {
-        let (&at, &id) = self
-            .by_addr
-            .range(..=host)
-            .next_back()
-            .expect("host fault outside translated code");
+    fn fault_site(&mut self, host: usize) -> (u32, u8, u64, bool) {
+        let (at, id) = match self.last_fault_block {
+            Some((at, end, id))
+                if (at..end).contains(&host) && self.blocks[id as usize].live =>
+            {
+                (at, id)
+            }
+            _ => {
+                let (&at, &id) = self
+                    .by_addr
+                    .range(..=host)
+                    .next_back()
+                    .expect("host fault outside translated code");
+                let end = self
+                    .by_addr
+                    .range(at + 1..)
+                    .next()
+                    .map_or(self.used, |(&next, _)| next);
+                self.last_fault_block = Some((at, end, id));
+                (at, id)
+            }
+        };
         let b = &self.blocks[id as usize];
         let rel = (host - at) as u32;
         let k = b.starts.partition_point(|&s| s <= rel).saturating_sub(1);
@@ -1236,6 +1279,7 @@ impl<G: CodeGen> Dbt<G> {
         self.map.clear();
         self.map_changed();
         self.by_addr.clear();
+        self.last_fault_block = None;
         self.by_page.clear();
         if let Some((_, end)) = self.rt {
             self.used = end;
