@@ -14,7 +14,10 @@
 //! guest's exceptions other than SVC are taken through its own vectors (`VBAR`) instead
 //! of ending the run, so a privileged guest can handle them (an OS in miniature).
 //! `--svc-vectors`: with `--vectors`, `SVC` too; the guest's system calls are then
-//! `HVC #0` (from PL1) with the same registers.
+//! `HVC #0` (from PL1) with the same registers. `--irq-line`: the guest drives its own
+//! IRQ input through `CNTV_CTL` (see `irq.rs`). `--slice=N`: run in slices of N guest
+//! instructions (`Dbt::set_budget_is_slice`), the IRQ input set from that line before
+//! each, as the in-VM runtime runs its guest.
 
 #![no_std]
 #![no_main]
@@ -25,6 +28,7 @@ mod code;
 mod fault;
 mod fuzz;
 mod heap;
+mod irq;
 mod sys;
 
 use alloc::format;
@@ -145,10 +149,15 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     let no_protect = args.iter().any(|&a| arg(a) == b"--no-protect");
     let vectors = args.iter().any(|&a| arg(a) == b"--vectors");
     let svc_vectors = args.iter().any(|&a| arg(a) == b"--svc-vectors");
+    let irq_line = args.iter().any(|&a| arg(a) == b"--irq-line");
+    let slice = args
+        .iter()
+        .find_map(|&a| arg(a).strip_prefix(b"--slice="))
+        .and_then(|n| core::str::from_utf8(n).ok()?.parse::<u64>().ok());
     let Some(&path) = args.iter().find(|&&a| !arg(a).starts_with(b"--")) else {
         sys::write(
             2,
-            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--vectors] [--svc-vectors] [--no-protect] [--fuzz=N] guest.elf\n",
+            b"usage: dbt-a64-runner [--interp] [--skip-aborts] [--retranslate] [--privileged] [--vectors] [--svc-vectors] [--no-protect] [--irq-line] [--slice=N] [--fuzz=N] guest.elf\n",
         );
         sys::exit(4);
     };
@@ -194,17 +203,26 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     cpu.set_pc(entry & !1);
     cpu.set_exit_on_svc(!svc_vectors);
     cpu.set_exit_on_exception(!vectors);
+    if irq_line {
+        cpu.set_coproc_host(alloc::boxed::Box::new(irq::TimerLine));
+    }
     let mut dbt = Dbt::new(A64Gen::new());
+    dbt.set_budget_is_slice(slice.is_some());
     let mut left: u64 = 2_000_000_000;
     let status = loop {
         let before = cpu.icount;
+        let n = slice.map_or(left, |s| s.min(left));
+        if slice.is_some() {
+            cpu.irq_line = irq::line();
+        }
         let exit = if interp_only {
-            cpu.run(&mut mem, left)
+            cpu.run(&mut mem, n)
         } else {
-            dbt.run(&mut cpu, &mut mem, &mut code, left)
+            dbt.run(&mut cpu, &mut mem, &mut code, n)
         };
         left = left.saturating_sub(cpu.icount - before);
         match exit {
+            Exit::Budget if slice.is_some() && left > 0 => {}
             e @ (Exit::Svc(_) | Exit::Hvc(_)) if svc_vectors || matches!(e, Exit::Svc(_)) => {
                 match cpu.reg(7) {
                     4 => {

@@ -557,6 +557,13 @@ impl<G: CodeGen> Dbt<G> {
                     indirect_to = false;
                 }
             }
+            if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
+                // The interrupt inputs now, not as the host last set them: a line that
+                // rose since (while the guest had it masked, then unmasked it with `CPS`
+                // or `MSR`, which leave translated code) is taken at this block boundary,
+                // as the interpreter would before its next instruction.
+                cpu.sample_interrupt_lines();
+            }
             if !Self::translatable(cpu, mirrors) {
                 link_from = None;
                 indirect_to = false;
