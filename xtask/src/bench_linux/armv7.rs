@@ -153,6 +153,11 @@ impl Armv7Run {
             .filter(|r| r.digest_ok())
             .map(|r| r.us * 1000)
     }
+
+    /// The same command's time on an empty file (starting and ending it), virtual ns.
+    fn sha256_empty_ns(&self) -> Option<u64> {
+        self.sha256.as_ref()?.empty_us.map(|us| us * 1000)
+    }
 }
 
 /// Boots the armhf kernel in every cell (matching `filter`) with the benchmark on its command
@@ -337,13 +342,14 @@ pub fn table(runs: &[Armv7Run]) -> String {
         "armhf Linux (1 vCPU), millions of virtual ns (= instructions under -icount): boot to \
          `{INIT_LINE}` (ratio to native, goals: hardware AArch32 <= x{GOAL_HARDWARE_BOOT:.2}, \
          DBT <= x{GOAL_DBT_BOOT:.1}); sha256sum of {} MiB in tmpfs (ratio: hardware to native; \
-         DBT to max/vhe hardware on the same GIC, goal <= x{GOAL_DBT_SHA256:.1})\n",
+         DBT to max/vhe hardware on the same GIC, goal <= x{GOAL_DBT_SHA256:.1}); \
+         empty: the same command on an empty file (its start and exit)\n",
         sha256_bench::FILE_MIB
     );
     let _ = writeln!(
         s,
-        "  {:<32} {:>10} {:>9} {:>10} {:>9}",
-        "cell", "boot", "ratio", "sha256sum", "ratio"
+        "  {:<32} {:>10} {:>9} {:>10} {:>9} {:>8}",
+        "cell", "boot", "ratio", "sha256sum", "ratio", "empty"
     );
     let find = |cell: Armv7Cell| runs.iter().find(|r| r.cell == cell);
     let m = |v: Option<u64>| v.map_or("-".into(), |v| format!("{:.1}", v as f64 / 1e6));
@@ -359,10 +365,11 @@ pub fn table(runs: &[Armv7Run]) -> String {
             });
         let _ = write!(
             s,
-            "  {:<32} {:>10} {boot_ratio:>9} {:>10} {sha_ratio:>9}",
+            "  {:<32} {:>10} {boot_ratio:>9} {:>10} {sha_ratio:>9} {:>8}",
             r.cell.name(),
             m(r.boot_ns),
             m(r.sha256_ns()),
+            m(r.sha256_empty_ns()),
         );
         if let Some(p) = &r.problem {
             let _ = write!(s, "  ({p})");
@@ -379,10 +386,11 @@ pub fn add_to_json(json: &str, runs: &[Armv7Run]) -> String {
         .iter()
         .map(|r| {
             format!(
-                "{{\"cell\": \"{}\", \"ns_to_init\": {}, \"sha256sum_ns\": {}, \"sha256sum_digest\": {}}}",
+                "{{\"cell\": \"{}\", \"ns_to_init\": {}, \"sha256sum_ns\": {}, \"sha256sum_empty_ns\": {}, \"sha256sum_digest\": {}}}",
                 r.cell.name(),
                 num(r.boot_ns),
                 num(r.sha256_ns()),
+                num(r.sha256_empty_ns()),
                 r.sha256
                     .as_ref()
                     .map_or("null".into(), |x| format!("\"{}\"", x.digest.escape_default())),
@@ -430,7 +438,13 @@ mod tests {
         let dig = sha256_bench::EXPECTED_DIGEST;
         let native3 = judge(c[3], &console("1.000000", Some(100_000), dig), None);
         let max3 = judge(c[5], &console("1.050000", Some(110_000), dig), None);
-        let dbt = judge(c[6], &console("3.500000", Some(200_000), dig), None);
+        let dbt_console = format!(
+            "{}[  99.000000] {}\n[  99.043300] {}\n",
+            console("3.500000", Some(200_000), dig),
+            sha256_bench::EMPTY_BEGIN_LINE,
+            sha256_bench::EMPTY_END_LINE
+        );
+        let dbt = judge(c[6], &dbt_console, None);
         assert_eq!(native3.problem, None);
         let t = table(&[native3, max3, dbt]);
         let row = |name: &str| t.lines().find(|l| l.contains(name)).unwrap().to_string();
@@ -447,6 +461,14 @@ mod tests {
         // Boot 3.5x native: over the 3x goal; sha256sum 200/110 of hardware: over 1.5x.
         assert!(dbt_row.contains("x3.50 NO"), "{t}");
         assert!(dbt_row.contains("x1.82 NO"), "{t}");
+        assert!(
+            dbt_row.trim_end().ends_with(" 43.3"),
+            "the empty-file column: {t}"
+        );
+        assert!(
+            max_row.trim_end().ends_with(" -"),
+            "no empty-file figure: {t}"
+        );
     }
 
     #[test]
@@ -472,6 +494,6 @@ mod tests {
             Some("no `Run /init as init process`: x")
         );
         let j = add_to_json("{\n  \"a\": 1\n}\n", &[judge(c[0], "", None)]);
-        assert!(j.contains("\"linux_armv7_boot\": [{\"cell\": \"armv7 native cortex-a15 gic2\", \"ns_to_init\": null, \"sha256sum_ns\": null, \"sha256sum_digest\": null}]"), "{j}");
+        assert!(j.contains("\"linux_armv7_boot\": [{\"cell\": \"armv7 native cortex-a15 gic2\", \"ns_to_init\": null, \"sha256sum_ns\": null, \"sha256sum_empty_ns\": null, \"sha256sum_digest\": null}]"), "{j}");
     }
 }

@@ -1,6 +1,9 @@
 //! The compute benchmark inside a Linux guest: with `sha256_bench=1` on the kernel command
 //! line, `/init` fills a 16 MiB file in a fresh tmpfs with zeros, runs busybox `sha256sum`
 //! on it and prints the digest and the virtual time the command took, then powers off.
+//! Before that it times the same command on an empty file: what starting and ending the
+//! command costs (the shell's fork for `$(...)`, the applet's start, `open`, exit), so that
+//! the hashing itself is the difference of the two.
 //!
 //! The time is the kernel's own: `/init` writes a line to `/dev/kmsg` before and after the
 //! command, and the kernel prints both on the console with its timestamp (microseconds of
@@ -13,6 +16,8 @@
 //! minutes of wall time).
 //!
 //! ```text
+//! [   12.300000] linux-guest: sha256 empty begin
+//! [   12.301000] linux-guest: sha256 empty end
 //! [   12.345678] linux-guest: sha256 begin
 //! [   13.456789] linux-guest: sha256 end
 //! linux-guest: sha256sum 16 MiB: 080acf35...643e
@@ -30,6 +35,11 @@ pub const EXPECTED_DIGEST: &str =
 pub const BEGIN_LINE: &str = "linux-guest: sha256 begin";
 /// The `/dev/kmsg` line after the command.
 pub const END_LINE: &str = "linux-guest: sha256 end";
+/// The `/dev/kmsg` line before the same command on an empty file (its cost is that of
+/// starting and ending the command: the shell's fork, the applet's start, open, exit).
+pub const EMPTY_BEGIN_LINE: &str = "linux-guest: sha256 empty begin";
+/// The `/dev/kmsg` line after the command on the empty file.
+pub const EMPTY_END_LINE: &str = "linux-guest: sha256 empty end";
 /// The start of the line `/init` prints with the digest.
 pub const RESULT_PREFIX: &str = "linux-guest: sha256sum ";
 
@@ -42,6 +52,10 @@ pub fn script() -> String {
 if grep -qw '{CMDLINE_WORD}' /proc/cmdline; then
     mkdir -p /bench && mount -t tmpfs -o size={tmpfs_mib}m tmpfs /bench
     dd if=/dev/zero of=/bench/data bs=1048576 count={FILE_MIB} 2>/dev/null
+    : > /bench/empty
+    echo "{EMPTY_BEGIN_LINE}" > /dev/kmsg
+    none=$(sha256sum /bench/empty)
+    echo "{EMPTY_END_LINE}" > /dev/kmsg
     echo "{BEGIN_LINE}" > /dev/kmsg
     sum=$(sha256sum /bench/data)
     echo "{END_LINE}" > /dev/kmsg
@@ -62,6 +76,9 @@ pub struct Sha256Result {
     /// Virtual microseconds between the kernel's timestamps of [`BEGIN_LINE`] and
     /// [`END_LINE`].
     pub us: u64,
+    /// The same for the command on the empty file ([`EMPTY_BEGIN_LINE`],
+    /// [`EMPTY_END_LINE`]), if the guest printed both.
+    pub empty_us: Option<u64>,
 }
 
 impl Sha256Result {
@@ -87,16 +104,20 @@ fn stamp_us(console: &str, text: &str) -> Option<u64> {
 }
 
 /// The result in a guest's console output: the digest line and the two timestamped lines
-/// around the command, if all are there and well formed.
+/// around the command, if all are there and well formed (and the figure for the empty file
+/// when its two lines are there too).
 pub fn parse(console: &str) -> Option<Sha256Result> {
     let rest = console
         .lines()
         .find_map(|l| l.trim_end_matches('\r').strip_prefix(RESULT_PREFIX))?;
     let digest = rest.split_once(" MiB: ")?.1.trim();
     let us = stamp_us(console, END_LINE)?.checked_sub(stamp_us(console, BEGIN_LINE)?)?;
+    let empty_us =
+        (|| stamp_us(console, EMPTY_END_LINE)?.checked_sub(stamp_us(console, EMPTY_BEGIN_LINE)?))();
     Some(Sha256Result {
         digest: digest.to_string(),
         us,
+        empty_us,
     })
 }
 
@@ -111,7 +132,15 @@ mod tests {
         );
         let r = parse(&out).unwrap();
         assert_eq!(r.us, 1_234_567);
+        assert_eq!(r.empty_us, None);
         assert!(r.digest_ok());
+        let with_empty = format!(
+            "[   12.000000] {EMPTY_BEGIN_LINE}\r\n[   12.433421] {EMPTY_END_LINE}\r\n{out}"
+        );
+        let r = parse(&with_empty).unwrap();
+        assert_eq!((r.us, r.empty_us), (1_234_567, Some(433_421)));
+        // The empty file's lines do not stand in for the main ones.
+        assert_eq!(parse(&with_empty.replace(BEGIN_LINE, "other")), None);
         let bad = out.replace(EXPECTED_DIGEST, "00ff");
         assert_eq!(parse(&bad).unwrap().digest, "00ff");
         assert!(!parse(&bad).unwrap().digest_ok());
@@ -145,6 +174,15 @@ mod tests {
         assert!(s.contains("count=16 "), "{s}");
         assert!(
             s.contains("echo \"linux-guest: sha256 begin\" > /dev/kmsg"),
+            "{s}"
+        );
+        let empty = s
+            .find("none=$(sha256sum /bench/empty)")
+            .expect("the empty-file run");
+        assert!(
+            s.find("linux-guest: sha256 empty begin").unwrap() < empty
+                && empty < s.find("linux-guest: sha256 empty end").unwrap()
+                && empty < s.find("sum=$(sha256sum /bench/data)").unwrap(),
             "{s}"
         );
         assert!(
