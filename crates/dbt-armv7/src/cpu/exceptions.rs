@@ -40,11 +40,15 @@ impl Exception {
 }
 
 impl Cpu {
-    /// Whether the CPU stands at the Data Abort vector in Abort mode, as right after
-    /// taking a Data Abort (an instruction that branched there in Abort mode looks the
-    /// same: callers may only use this to skip work that the abort made unnecessary).
-    pub fn at_data_abort_vector(&self) -> bool {
-        self.mode == Mode::Abt && self.r[15] == self.vector_base().wrapping_add(0x10)
+    /// Whether the CPU stands as right after the instruction at `pc` took a Data Abort:
+    /// in Abort mode at the Data Abort vector with `LR_abt` = `pc` + 8 (A32 and Thumb).
+    /// An instruction that ends there without aborting (in Abort mode, `LR` already
+    /// that value) looks the same: callers may only use this to skip work that the abort
+    /// made unnecessary.
+    pub fn just_took_data_abort(&self, pc: u32) -> bool {
+        self.mode == Mode::Abt
+            && self.r[15] == self.vector_base().wrapping_add(0x10)
+            && self.r[14] == (pc & !1).wrapping_add(8)
     }
 
     /// Vector base address (`SCTLR.V` hivecs or `VBAR`).

@@ -833,7 +833,7 @@ impl<G: CodeGen> Dbt<G> {
                         && match exit {
                             Some(Exit::Exception(e)) => e.is_data_abort(),
                             Some(_) => false,
-                            None => cpu.at_data_abort_vector(),
+                            None => cpu.just_took_data_abort(pc),
                         };
                     if fault_exit && !aborted {
                         // The written page, physical (the protection is by physical page).
