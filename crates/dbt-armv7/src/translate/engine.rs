@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
-use super::exc_assume::ExcAssume;
+use super::exc_assume::{ExcAssume, ExcHint};
 use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
@@ -157,6 +157,8 @@ pub struct Dbt<G: CodeGen> {
     strict_align: bool,
     /// What the translations' inline exception entries assume (a change flushes).
     exc: ExcAssume,
+    /// The CPU state the next translation's inline exceptions specialise on.
+    exc_hint: ExcHint,
     /// What the host was last told about the guest's stage 1 (hosts that mirror it).
     host_mmu: Option<GuestMmu>,
     /// [`Dbt::set_budget_is_slice`].
@@ -349,6 +351,7 @@ impl<G: CodeGen> Dbt<G> {
             wraps: BTreeSet::new(),
             strict_align: false,
             exc: ExcAssume::default(),
+            exc_hint: ExcHint::default(),
             host_mmu: None,
             slices: false,
             max_blocks: MAX_BLOCKS,
@@ -420,12 +423,12 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Whether translated code may run in this CPU state. Not translated: a start inside
     /// an IT block (blocks hold whole IT blocks), big-endian data (`CPSR.E`: the
-    /// interpreter runs it), and the MMU on unless the host mirrors the guest's stage 1
+    /// interpreter runs it), `CPSR.J` set (inline exception entries assume it clear), and the MMU on unless the host mirrors the guest's stage 1
     /// (`mirrors`). With `SCTLR.A` set, translations check alignment (see
     /// `strict_align`).
     fn translatable(cpu: &Cpu, mirrors: bool) -> bool {
         cpu.it == 0
-            && cpu.cpsr & psr::E == 0
+            && cpu.cpsr & (psr::E | psr::J) == 0
             && (mirrors || cpu.cp15.sctlr & SCTLR_M == 0)
             && (!cpu.irq_line || cpu.flag(psr::I))
             && (!cpu.fiq_line || cpu.flag(psr::F))
@@ -654,6 +657,7 @@ impl<G: CodeGen> Dbt<G> {
                     } else {
                         key
                     };
+                    self.exc_hint = ExcHint::of(cpu);
                     let (id, flushed) = if key.asid == SPACE_FLAT {
                         self.translate(key, origin, bus, mem)
                     } else {
@@ -995,6 +999,7 @@ impl<G: CodeGen> Dbt<G> {
         let mut gb = frontend::discover(key, bus, gen);
         gb.strict_align = self.strict_align;
         gb.exc = self.exc;
+        gb.hint = self.exc_hint;
         gb.wraps = gb
             .insns
             .iter()

@@ -43,3 +43,29 @@ impl ExcAssume {
         self.flags & Self::TE != 0
     }
 }
+
+/// What the CPU looked like when a block was translated, for inline exception entries
+/// and returns to specialise on: the mode, its `SPSR` and `LR`. Unlike [`ExcAssume`]
+/// this is a guess, not an assumption: the code checks it at run time (a few host
+/// instructions) and falls back to the general sequence when it does not hold, so a
+/// stale hint costs time, never correctness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExcHint {
+    /// `CPSR.M` (0: no hint, as for blocks translated without a CPU).
+    pub mode: u8,
+    /// The mode's `SPSR` (0 in User and System mode).
+    pub spsr: u32,
+    /// The mode's `R14`.
+    pub lr: u32,
+}
+
+impl ExcHint {
+    /// The hint for a block translated at `cpu`'s current state.
+    pub fn of(cpu: &Cpu) -> ExcHint {
+        ExcHint {
+            mode: cpu.mode as u8,
+            spsr: cpu.spsr().unwrap_or(0),
+            lr: cpu.r[14],
+        }
+    }
+}

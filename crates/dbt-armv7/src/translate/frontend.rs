@@ -67,6 +67,9 @@ pub struct GuestBlock {
     pub strict_align: bool,
     /// What inline exception entries may assume (the engine fills this).
     pub exc: super::exc_assume::ExcAssume,
+    /// The CPU state inline exception entries and returns specialise on (the engine
+    /// fills this; checked at run time).
+    pub hint: super::exc_assume::ExcHint,
 }
 
 impl GuestBlock {
@@ -153,6 +156,7 @@ pub fn discover(key: Key, bus: &mut dyn Bus, gen: &dyn CodeGen) -> GuestBlock {
         wraps: Vec::new(),
         strict_align: false,
         exc: Default::default(),
+        hint: Default::default(),
     }
 }
 

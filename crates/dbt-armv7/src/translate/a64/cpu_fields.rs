@@ -60,6 +60,40 @@ const _: () = {
 /// `sf`: the 64-bit form of an add/subtract.
 const X_FORM: u32 = 1 << 31;
 
+/// Host register that holds the guest `Cpu`'s address plus [`CPU_BIAS`] throughout
+/// translated code (the runtime's prologue loads it: [`load_cpu_reg`]; the code called
+/// from translated code preserves it, as AAPCS64 says for `x29`).
+pub const CPU_REG: u8 = 29;
+/// What [`CPU_REG`] is ahead of the `Cpu`'s address: with it, the banked `SP`/`LR` pairs
+/// are in reach of one `LDP`/`STP` (signed 7-bit offset, ±256 bytes) and every field
+/// that [`field`] reaches is one load or store.
+pub const CPU_BIAS: usize = 256;
+
+/// `LDR X29, [state, #OFF_CPU]` and `ADD X29, X29, #CPU_BIAS`: [`CPU_REG`] set up (the
+/// prologue; `GuestState::cpu` holds the address at every entry).
+pub fn load_cpu_reg(a: &mut Asm) {
+    a.put(enc::ls_uimm(Ls::LdrX, CPU_REG, STATE, OFF_CPU));
+    a.put(enc::x_addsub_imm(AddSub::Add, CPU_REG, CPU_REG, CPU_BIAS as u32));
+}
+
+/// The offset from [`CPU_REG`] of the `Cpu` field at `off`.
+pub const fn biased(off: usize) -> i32 {
+    off as i32 - CPU_BIAS as i32
+}
+
+/// A load or store (`op`) of `rt` at byte `off` of the `Cpu`, through [`CPU_REG`]: one
+/// instruction (a scaled unsigned offset, or an unscaled one in -256..255).
+pub fn field(a: &mut Asm, op: Ls, rt: u8, off: usize) {
+    let d = biased(off);
+    let s = op.scale();
+    if d >= 0 && (d as u32).is_multiple_of(1 << s) && (d as u32) >> s < 4096 {
+        a.put(enc::ls_uimm(op, rt, CPU_REG, d as u32));
+    } else {
+        assert!((-256..256).contains(&d), "Cpu field offset {off} out of reach");
+        a.put(enc::ls_unscaled(op, rt, CPU_REG, d));
+    }
+}
+
 /// `LDR Xcpu, [state, #OFF_CPU]`: the guest `Cpu`'s address into `cpu`.
 pub fn load_cpu(a: &mut Asm, cpu: u8) {
     a.put(enc::ls_uimm(Ls::LdrX, cpu, STATE, OFF_CPU));

@@ -37,7 +37,7 @@
 //! [`GuestState::cpu`]: crate::translate::state::GuestState::cpu
 
 use super::asm::{Asm, Label};
-use super::cpu_fields::{self as f, access, load_cpu};
+use super::cpu_fields::{self as f, access, field, load_cpu};
 use super::enc::{self, AddSub, Logic, Ls};
 use super::enc_alu;
 use super::enc_excl::CLREX;
@@ -50,7 +50,8 @@ use crate::translate::backend::Runtime;
 use crate::translate::exc_assume::ExcAssume;
 use crate::translate::frontend::GuestBlock;
 use crate::translate::state::{
-    EXIT_BX, MODE_BANK, MODE_NOT_TARGET_BIT, MODE_NO_ENTRY_BIT, MODE_NO_RETURN_BIT, OFF_MODE_INFO,
+    EXIT_BX, MODE_BANK, MODE_INFO, MODE_NOT_TARGET_BIT, MODE_NO_ENTRY_BIT, MODE_NO_RETURN_BIT,
+    OFF_MODE_INFO,
 };
 
 /// The `Cpu`'s address while the inline code runs.
@@ -131,18 +132,18 @@ fn mode_info(a: &mut Asm, info: u8, mode: u8, addr: u8) {
     a.put(enc::ls_uimm(Ls::Ldrb, info, addr, OFF_MODE_INFO));
 }
 
-/// What [`lower`] leaves to its caller.
-pub struct Lowered {
-    /// The side exit the caller places (the instruction then runs in the interpreter).
-    pub side: Label,
-    /// An entry whose vector is in the block's instruction set: the caller charges the
-    /// block's instructions and makes a linkable exit to this guest address. Otherwise
-    /// the code continued through the target cache itself.
-    pub link: Option<u32>,
-}
-
 /// Lowers the exception entry or return `insn` at `pc` of `block` (ITSTATE `it`), the
-/// `charged`-th instruction of its block.
+/// `charged`-th instruction of its block. `link_to` charges the block's instructions and
+/// makes a linkable exit to a guest address in the block's instruction set (the vector,
+/// or a predicted return address). Returns the side exit's label, which the caller
+/// places (the instruction then runs in the interpreter).
+///
+/// When the block's [`ExcHint`](crate::translate::exc_assume::ExcHint) names a mode that the instruction may run in, a fast
+/// path specialised on it comes first: the current mode (and for a return the `SPSR`'s
+/// mode, instruction set and `LR`) checked against the hint, then the work with every
+/// bank index, offset and mode constant known at translation time, ending in a linkable
+/// exit. A failed check goes to the general sequence, which follows the fast path.
+#[allow(clippy::too_many_arguments)]
 pub fn lower(
     a: &mut Asm,
     rt: &Runtime,
@@ -151,7 +152,8 @@ pub fn lower(
     pc: u32,
     it: u8,
     charged: usize,
-) -> Lowered {
+    link_to: &mut dyn FnMut(&mut Asm, u32),
+) -> Label {
     let slow = a.label();
     let kind = kind(insn).expect("handles() said so");
     let exc = block.exc;
@@ -162,31 +164,51 @@ pub fn lower(
     };
     if !block.key.privileged || it != 0 || exc.flags & reported != 0 {
         a.b_to(slow);
-        return Lowered {
-            side: slow,
-            link: None,
-        };
+        return slow;
     }
     let thumb = block.key.thumb;
+    let general = a.label();
     if let Kind::Return(imm) = kind {
-        exception_return(a, imm, slow);
-    } else {
-        let vector = entry(a, insn, pc, thumb, exc, kind, slow);
-        if exc.te() == thumb {
-            return Lowered {
-                side: slow,
-                link: Some(vector),
-            };
+        if let Some(h) = return_hint(block, charged - 1, imm) {
+            fast_return(a, &h, general);
+            link_to(a, h.target);
         }
-        mov32(a, T_PCV, vector | exc.te() as u32);
+        a.bind(general);
+        exception_return(a, imm, slow);
+        through_target_cache(a, rt, charged);
+        return slow;
     }
+    let mode = match kind {
+        Kind::Svc => Mode::Svc,
+        _ => Mode::Und,
+    };
+    let mut leave = |a: &mut Asm, vector: u32| {
+        if exc.te() == thumb {
+            link_to(a, vector);
+        } else {
+            mov32(a, T_PCV, vector | exc.te() as u32);
+            through_target_cache(a, rt, charged);
+        }
+    };
+    if let Some(h) = entry_hint(block, mode) {
+        let vector = fast_entry(a, insn, pc, thumb, exc, kind, h, general);
+        leave(a, vector);
+    }
+    a.bind(general);
+    let vector = entry(a, insn, pc, thumb, exc, kind, slow);
+    leave(a, vector);
+    slow
+}
+
+/// Charges the `charged` instructions and continues at the guest address (with the
+/// instruction-set bit) in `T_PCV`: the target cache, else the dispatcher.
+fn through_target_cache(a: &mut Asm, rt: &Runtime, charged: usize) {
     a.put(enc::x_addsub_imm(
         AddSub::Sub,
         BUDGET,
         BUDGET,
         charged as u32,
     ));
-    // The vector or return address (with the instruction-set bit) is in T_PCV.
     let miss = a.label();
     indirect::lookup(a, T_PCV, miss);
     a.bind(miss);
@@ -194,9 +216,192 @@ pub fn lower(
     a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
     a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
     a.b_abs(rt.epilogue);
-    Lowered {
-        side: slow,
-        link: None,
+}
+
+/// The mode an entry's fast path assumes it is taken from: the block's hint, when
+/// an inline entry may start there (not FIQ).
+fn entry_hint(block: &GuestBlock, _to: Mode) -> Option<Mode> {
+    let h = Mode::from_bits(block.hint.mode as u32)?;
+    (block.hint.mode == h as u8 && MODE_INFO[h as usize] & 1 << MODE_NO_ENTRY_BIT == 0)
+        .then_some(h)
+}
+
+/// What a return's fast path assumes.
+struct ReturnHint {
+    /// The current mode.
+    from: Mode,
+    /// The `SPSR`'s mode.
+    to: Mode,
+    /// The `SPSR`.
+    spsr: u32,
+    /// The current mode's `LR`.
+    lr: u32,
+    /// The guest address returned to (in the block's instruction set).
+    target: u32,
+}
+
+/// The block's hint as a return's fast path uses it: a mode that may return inline, an
+/// `SPSR` naming a mode it may return to in the block's instruction set without IT, J
+/// or E bits, and no instruction before the return (the `index`-th) that writes `LR`
+/// or system state other than by reading it (`MRS`): the `SPSR` or the mode at the
+/// return would not be the hinted ones.
+fn return_hint(block: &GuestBlock, index: usize, imm: u32) -> Option<ReturnHint> {
+    let hint = block.hint;
+    let from = Mode::from_bits(hint.mode as u32)?;
+    let to = Mode::from_bits(hint.spsr)?;
+    let thumb = hint.spsr & psr::T != 0;
+    let ok = hint.mode == from as u8
+        && MODE_INFO[from as usize] & 1 << MODE_NO_RETURN_BIT == 0
+        && MODE_INFO[to as usize] & 1 << MODE_NOT_TARGET_BIT == 0
+        && hint.spsr & (psr::IT_MASK | psr::J | psr::E) == 0
+        && thumb == block.key.thumb
+        && block.insns[..index].iter().all(|g| {
+            let info = g.insn.info();
+            info.writes & 1 << 14 == 0 && (!info.sensitive || matches!(g.insn.op, Op::Mrs { .. }))
+        });
+    let target = hint.lr.wrapping_sub(imm) & if thumb { !1 } else { !3 };
+    ok.then_some(ReturnHint {
+        from,
+        to,
+        spsr: hint.spsr,
+        lr: hint.lr,
+        target,
+    })
+}
+
+/// Goes to `l` when an interrupt line is raised (an exception return may unmask it:
+/// the dispatcher takes it). Uses `T_FLAGS` and `T_PCV`.
+fn lines_raised(a: &mut Asm, l: Label) {
+    if f::FIQ_LINE == f::IRQ_LINE + 1 && f::IRQ_LINE.is_multiple_of(2) {
+        access(a, Ls::Ldrh, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
+    } else {
+        access(a, Ls::Ldrb, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
+        access(a, Ls::Ldrb, T_PCV, CPU, f::FIQ_LINE, T_PCV);
+        a.put(enc::w_logic_reg(
+            Logic::Orr,
+            T_FLAGS,
+            T_FLAGS,
+            T_PCV,
+            enc::Sh::Lsl,
+            0,
+        ));
+    }
+    a.cbnz_to(T_FLAGS, l);
+}
+
+/// The banked SP/LR of `from` saved and those of `to` loaded (through
+/// [`CPU_REG`](f::CPU_REG)): 2 host instructions.
+fn swap_banks(a: &mut Asm, from: Mode, to: Mode) {
+    let bank = f::biased(f::BANK_SP_LR);
+    a.put(enc::w_stp(13, 14, f::CPU_REG, bank + 8 * from.bank() as i32));
+    a.put(enc::w_ldp(13, 14, f::CPU_REG, bank + 8 * to.bank() as i32));
+}
+
+/// An entry's fast path, taken from mode `from` in the block's instruction set (checked
+/// on `CPSR.M` and `CPSR.T`: else `general`). Returns the vector's address.
+#[allow(clippy::too_many_arguments)]
+fn fast_entry(
+    a: &mut Asm,
+    insn: &Insn,
+    pc: u32,
+    thumb: bool,
+    exc: ExcAssume,
+    kind: Kind,
+    from: Mode,
+    general: Label,
+) -> u32 {
+    let (mode, off, lr) = entry_facts(insn, pc, thumb, kind);
+    let (old, new, spsr, t) = (T_OP2, T_RES, T_AMT, T_TMP);
+    // The CPSR's M and T as assumed (`Cpu.mode` is always `CPSR.M`; T is the block's
+    // unless an instruction-set change inside the code cache left it stale).
+    field(a, Ls::Ldr, old, f::CPSR);
+    logic_imm(a, Logic::And, t, old, psr::M | psr::T);
+    let assumed = from as u32 | (thumb as u32) << 5;
+    a.put(enc::w_addsub_imm(AddSub::Sub, t, t, assumed, false));
+    a.cbnz_to(t, general);
+    // SPSR = the CPSR with the host's NZCV.
+    a.put(enc::mrs_nzcv(spsr));
+    a.put(enc::x_bfxil(spsr, old, 0, 28));
+    // The new CPSR's M and T (bits 5:0).
+    let mt = mode as u32 | (exc.te() as u32) << 5;
+    if mt != assumed {
+        a.put(enc::w_movz(t, mt as u16, 0));
+    }
+    if from != mode {
+        swap_banks(a, from, mode);
+        if exc.te() {
+            a.put(enc::w_movz(old, mode as u16, 0));
+            field(a, Ls::Strb, old, f::MODE);
+        } else {
+            field(a, Ls::Strb, t, f::MODE);
+        }
+    }
+    field(a, Ls::Str, spsr, f::SPSR + 4 * mode.bank());
+    mov32(a, 14, lr);
+    // CPSR = the SPSR with I set and the new M and T (J is clear: `Dbt::translatable`).
+    logic_imm(a, Logic::Orr, new, spsr, psr::I);
+    if mt != assumed {
+        a.put(enc::x_bfi(new, t, 0, 6));
+    }
+    field(a, Ls::Str, new, f::CPSR);
+    field(a, Ls::Str, ZR, f::MONITOR);
+    a.put(CLREX);
+    exc.vector_base.wrapping_add(off)
+}
+
+/// A return's fast path under hint `h` (checked: else `general`); the caller links to
+/// `h.target`.
+fn fast_return(a: &mut Asm, h: &ReturnHint, general: Label) {
+    let (cur, spsr, t, lr) = (T_OP2, T_RES, T_TMP, T_AMT);
+    // The mode as hinted, and no interrupt line raised (the return may unmask it: the
+    // dispatcher takes it).
+    let word = f::IRQ_LINE & !7;
+    if f::FIQ_LINE == f::IRQ_LINE + 1
+        && f::MODE == f::IRQ_LINE + 2
+        && f::IT == f::IRQ_LINE + 3
+        && f::IRQ_LINE + 4 <= word + 8
+    {
+        // One doubleword holds the IRQ line, FIQ line, mode and ITSTATE (0 in translated
+        // code): 0, 0, the mode, 0.
+        field(a, Ls::LdrX, cur, word);
+        a.put(enc::x_ubfx(cur, cur, 8 * (f::IRQ_LINE - word) as u8, 32));
+        a.put(enc::w_addsub_imm(AddSub::Sub, cur, cur, (h.from as u32) << 4, true));
+        a.cbnz_to(cur, general);
+        field(a, Ls::Ldr, spsr, f::SPSR + 4 * h.from.bank());
+    } else {
+        field(a, Ls::Ldrb, cur, f::MODE);
+        a.put(enc::w_addsub_imm(AddSub::Sub, cur, cur, h.from as u32, false));
+        a.cbnz_to(cur, general);
+        field(a, Ls::Ldr, spsr, f::SPSR + 4 * h.from.bank());
+        field(a, Ls::Ldrb, t, f::IRQ_LINE);
+        field(a, Ls::Ldrb, lr, f::FIQ_LINE);
+        a.put(enc::w_logic_reg(Logic::Orr, t, t, lr, enc::Sh::Lsl, 0));
+        a.cbnz_to(t, general);
+    }
+    // SPSR bits 27:0 as hinted (mode, T, no IT/J/E; also A, I, F, GE, Q): compared
+    // shifted left by 4, past NZCV.
+    mov32(a, t, h.spsr << 4);
+    a.put(enc::w_logic_reg(Logic::Eor, t, t, spsr, enc::Sh::Lsl, 4));
+    a.cbnz_to(t, general);
+    // LR as hinted: the return address is the linked one.
+    mov32(a, lr, h.lr);
+    a.put(enc::w_addsub_reg(AddSub::Sub, lr, 14, lr, enc::Sh::Lsl, 0));
+    a.cbnz_to(lr, general);
+    if h.to != h.from {
+        swap_banks(a, h.from, h.to);
+        a.put(enc::w_movz(t, h.to as u16, 0));
+        field(a, Ls::Strb, t, f::MODE);
+    }
+    field(a, Ls::Str, spsr, f::CPSR);
+    logic_imm(a, Logic::And, t, spsr, 0xf000_0000);
+    a.put(enc::msr_nzcv(t));
+}
+
+/// An entry's mode, vector offset and return address (`LR`).
+fn entry_facts(insn: &Insn, pc: u32, thumb: bool, kind: Kind) -> (Mode, u32, u32) {
+    match kind {
+        Kind::Svc => (Mode::Svc, 0x08, pc.wrapping_add(insn.len as u32)),
+        _ => (Mode::Und, 0x04, pc.wrapping_add(if thumb { 2 } else { 4 })),
     }
 }
 
@@ -211,10 +416,7 @@ fn entry(
     kind: Kind,
     slow: Label,
 ) -> u32 {
-    let (mode, off, lr) = match kind {
-        Kind::Svc => (Mode::Svc, 0x08, pc.wrapping_add(insn.len as u32)),
-        _ => (Mode::Und, 0x04, pc.wrapping_add(if thumb { 2 } else { 4 })),
-    };
+    let (mode, off, lr) = entry_facts(insn, pc, thumb, kind);
     let (cur, info, old, spsr, t) = (T_OP2, T_CARRY, T_RES, T_AMT, T_TMP);
     // `mt` = the new CPSR's M and T fields (bits 5:0: the mode, `SCTLR.TE`).
     let mt = T_PCV;
@@ -277,21 +479,7 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     add_off(a, T_FLAGS, CPU, f::SPSR);
     a.put(enc::ls_reg_lsl(Ls::Ldr, spsr, T_FLAGS, info, true));
     // No interrupt line raised (the return may unmask it: the dispatcher takes it).
-    if f::FIQ_LINE == f::IRQ_LINE + 1 && f::IRQ_LINE.is_multiple_of(2) {
-        access(a, Ls::Ldrh, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
-    } else {
-        access(a, Ls::Ldrb, T_FLAGS, CPU, f::IRQ_LINE, T_FLAGS);
-        access(a, Ls::Ldrb, T_PCV, CPU, f::FIQ_LINE, T_PCV);
-        a.put(enc::w_logic_reg(
-            Logic::Orr,
-            T_FLAGS,
-            T_FLAGS,
-            T_PCV,
-            enc::Sh::Lsl,
-            0,
-        ));
-    }
-    a.cbnz_to(T_FLAGS, slow);
+    lines_raised(a, slow);
     // The target, from the current mode's LR.
     if imm == 0 {
         a.put(enc::w_mov(T_PCV, 14));

@@ -306,6 +306,7 @@ impl CodeGen for A64Gen {
             a.put(enc::x_stp(r1, r2, SP, 16 * (k as i32 + 1)));
         }
         a.put(enc::x_mov(STATE, 0));
+        super::cpu_fields::load_cpu_reg(&mut a);
         super::vfp::enter_code(&mut a);
         a.put(enc::x_mov(T_ADDR, 1));
         a.put(enc::ls_uimm(Ls::Ldr, T_OP2, STATE, OFF_NZCV));
@@ -502,13 +503,21 @@ impl CodeGen for A64Gen {
                     if cond < 14 {
                         a.b_cond_to(cond ^ 1, skip);
                     }
-                    let l =
-                        super::exception::lower(&mut a, rt, block, &gi.insn, gi.pc, gi.it, k + 1);
-                    if let Some(vector) = l.link {
-                        charge(&mut a, k + 1);
-                        link(&mut a, &mut stubs, &mut exits, vector);
-                    }
-                    stubs.push((l.side, gi.pc, StubKind::Side(start)));
+                    let mut link_to = |a: &mut Asm, target: u32| {
+                        charge(a, k + 1);
+                        link(a, &mut stubs, &mut exits, target);
+                    };
+                    let side = super::exception::lower(
+                        &mut a,
+                        rt,
+                        block,
+                        &gi.insn,
+                        gi.pc,
+                        gi.it,
+                        k + 1,
+                        &mut link_to,
+                    );
+                    stubs.push((side, gi.pc, StubKind::Side(start)));
                 }
                 _ if gi.insn.info().control_flow => {
                     // An instruction that writes the PC: the access happens before the

@@ -1,0 +1,388 @@
+//! Inline exception entries and returns specialised on the CPU state at translation time
+//! (`ExcHint`: the mode, its SPSR and LR) against the interpreter. The random PL1 programs
+//! (A32 or Thumb, seed `DBT_DIFF_SEED`) raise `SVC` and UNDEFINED from a mode that is the
+//! same on every pass at some sites (`CPS`: the hint holds) and differs between passes at
+//! others (`MSR CPSR_c` from a table: the hint fails and the general sequence runs), FIQ
+//! mode included (banked R8-R12 differ from the others': an inline entry from FIQ would
+//! show FIQ's to the handler). The SVC handler returns to many call sites with many SPSRs
+//! (LR and SPSR hints fail and hold); the UNDEFINED handler is a bare return, as an OS's
+//! trivial handlers are. Handlers fold LR, SPSR and R8-R12 into a checksum, and the main
+//! program folds SP, LR and CPSR after each exception. A variant runs with `SCTLR.TE` set
+//! (exceptions taken to Thumb handlers). The translator must print the interpreter's
+//! checksum and take most exceptions without leaving the code cache.
+
+mod common;
+
+use common::Rng;
+
+const BASE: u32 = 0x10000;
+const VECTORS: u32 = 0x10800;
+const MAIN: u32 = 0x11000;
+/// Random modes (with I and F set) that `MSR CPSR_c` sites take in turn.
+const MODE_TABLE: u32 = 0x20000;
+const OUT: u32 = 0x30000;
+const PASSES: u32 = 6;
+
+/// PL1 modes (no User: the program must get back to SVC mode with `CPS`).
+const MODES: [u32; 6] = [0x11, 0x12, 0x13, 0x17, 0x1b, 0x1f];
+
+/// How the SVC handler returns.
+#[derive(Clone, Copy, Debug)]
+enum Ret {
+    /// `MOVS pc, lr` (Thumb: `SUBS pc, lr, #0`).
+    Movs,
+    /// `ERET`.
+    Eret,
+    /// `ADD lr, lr, #4` then `SUBS pc, lr, #4` (LR written in the block: no fast path).
+    Subs4,
+}
+
+/// Program text as halfwords (A32 words are two, low half first).
+struct Code {
+    thumb: bool,
+    h: Vec<u16>,
+}
+
+impl Code {
+    fn a32(&mut self, w: u32) {
+        self.h.extend([w as u16, (w >> 16) as u16]);
+    }
+    fn t32(&mut self, w: u32) {
+        self.h.extend([(w >> 16) as u16, w as u16]);
+    }
+    fn t16(&mut self, h: u16) {
+        self.h.push(h);
+    }
+    /// `MOVW`/`MOVT rd, #v`.
+    fn mov32(&mut self, rd: u32, v: u32) {
+        if self.thumb {
+            let t = |top: u32, imm: u32| {
+                top | (imm >> 11 & 1) << 26
+                    | (imm >> 12 & 0xf) << 16
+                    | (imm >> 8 & 7) << 12
+                    | rd << 8
+                    | (imm & 0xff)
+            };
+            self.t32(t(0xf240_0000, v & 0xffff));
+            self.t32(t(0xf2c0_0000, v >> 16));
+        } else {
+            for w in common::a32::mov32(rd, v) {
+                self.a32(w);
+            }
+        }
+    }
+    /// Any instruction given as (A32, T32) encodings.
+    fn both(&mut self, a: u32, t: u32) {
+        if self.thumb {
+            self.t32(t)
+        } else {
+            self.a32(a)
+        }
+    }
+}
+
+/// The SVC handler (in the instruction set `thumb`): LR, SPSR, R8 and R12 into r0.
+fn svc_handler(thumb: bool, ret: Ret) -> Code {
+    let mut c = Code {
+        thumb,
+        h: Vec::new(),
+    };
+    c.both(0xe080_000e, 0xeb00_000e); // add r0, r0, lr
+    c.both(0xe14f_1000, 0xf3ff_8100); // mrs r1, spsr
+    c.both(0xe080_02e1, 0xeb00_1071); // add r0, r0, r1, ror #5
+    c.both(0xe080_0008, 0xeb00_0008); // add r0, r0, r8
+    c.both(0xe020_04ec, 0xea80_207c); // eor r0, r0, r12, ror #9
+    match ret {
+        Ret::Movs => c.both(0xe1b0_f00e, 0xf3de_8f00), // movs pc, lr / subs pc, lr, #0
+        Ret::Eret => c.both(0xe160_006e, 0xf3de_8f00), // eret
+        Ret::Subs4 => {
+            c.both(0xe28e_e004, 0xf10e_0e04); // add lr, lr, #4
+            c.both(0xe25e_f004, 0xf3de_8f04); // subs pc, lr, #4
+        }
+    }
+    c
+}
+
+/// A random program: its image and entry (bit 0: Thumb). `te`: `SCTLR.TE` set, the
+/// handlers in Thumb.
+fn program(rng: &mut Rng, thumb: bool, te: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32) {
+    let mut c = Code {
+        thumb,
+        h: Vec::new(),
+    };
+    c.mov32(1, VECTORS);
+    c.both(0xee0c_1f10, 0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
+    if te {
+        c.both(0xee11_1f10, 0xee11_1f10); // mrc p15, 0, r1, c1, c0, 0 (SCTLR)
+        c.both(0xe381_1101, 0xf041_4180); // orr r1, r1, #0x40000000 (TE)
+        c.both(0xee01_1f10, 0xee01_1f10); // mcr p15, 0, r1, c1, c0, 0
+    }
+    // FIQ's R8-R12 differ from everyone else's.
+    c.both(0xf102_0011, 0xf3af_8111); // cps #0x11
+    for r in 8..13 {
+        c.mov32(r, rng.u32());
+    }
+    c.both(0xf102_0013, 0xf3af_8113); // cps #0x13
+    for r in 8..13 {
+        c.mov32(r, rng.u32());
+    }
+    c.mov32(4, MODE_TABLE);
+    c.mov32(0, 0);
+    c.mov32(6, PASSES);
+    let top = c.h.len();
+    for _ in 0..steps {
+        match rng.below(10) {
+            0 | 1 => {
+                // The same mode on every pass.
+                let m = MODES[rng.below(MODES.len() as u32) as usize];
+                c.both(0xf102_0000 | m, 0xf3af_8100 | m); // cps #m
+            }
+            2 => {
+                // A mode from the table: another one on each pass.
+                c.both(0xe494_1004, 0xf854_1b04); // ldr r1, [r4], #4
+                c.both(0xe121_f001, 0xf381_8100); // msr cpsr_c, r1
+            }
+            3 => {
+                let rd = 13 + rng.below(2);
+                c.mov32(1, rng.u32());
+                if thumb {
+                    c.t16(0x4688 | (rd as u16 & 7)); // mov sp|lr, r1
+                } else {
+                    c.a32(0xe1a0_0001 | rd << 12);
+                }
+            }
+            4 => {
+                let b = rng.below(32) << 3;
+                c.mov32(1, b << 24);
+                c.both(0xe128_f001, 0xf381_8800); // msr apsr_nzcvq, r1
+            }
+            _ => {
+                let imm = rng.u32();
+                if rng.below(3) != 0 {
+                    if thumb {
+                        c.t16(0xdf00 | (imm & 0xff) as u16); // svc
+                    } else {
+                        let cond = if rng.below(4) == 0 { rng.below(14) } else { 14 };
+                        c.a32(cond << 28 | 0x0f00_0000 | (imm & 0xff_ffff));
+                    }
+                } else if thumb {
+                    c.t16(0xde00 | (imm & 0xff) as u16); // udf
+                } else {
+                    c.a32(0xe7f0_00f0 | (imm >> 4 & 0xfff) << 8 | (imm & 0xf));
+                }
+                c.both(0xe080_000d, 0xeb0d_0000); // add r0, r0, sp
+                c.both(0xe020_01ee, 0xea80_00fe); // eor r0, r0, lr, ror #3
+                c.both(0xe10f_1000, 0xf3ef_8100); // mrs r1, cpsr
+                c.both(0xe080_05e1, 0xeb00_20f1); // add r0, r0, r1, ror #11
+                c.both(0xe080_01e9, 0xeb00_00f9); // add r0, r0, r9, ror #3
+            }
+        }
+    }
+    let at = MAIN + 2 * c.h.len() as u32;
+    let target = MAIN + 2 * top as u32;
+    if thumb {
+        c.t16(0x3e01); // subs r6, #1
+        let off = target.wrapping_sub(at + 2 + 4) as i32;
+        let (s, j1, j2) = ((off >> 20) & 1, (off >> 18) & 1, (off >> 19) & 1);
+        let w = 0xf000_8000
+            | (s as u32) << 26
+            | 1 << 22 // cond NE
+            | ((off >> 12) as u32 & 0x3f) << 16
+            | (j1 as u32) << 13
+            | (j2 as u32) << 11
+            | ((off >> 1) as u32 & 0x7ff);
+        c.t32(w); // bne.w top
+    } else {
+        c.a32(0xe256_6001); // subs r6, r6, #1
+        c.a32(common::a32::b(1, at + 4, target)); // bne top
+    }
+    c.both(0xf102_0013, 0xf3af_8113); // cps #0x13
+    c.mov32(5, OUT);
+    c.both(0xe585_0000, 0xf8c5_0000); // str r0, [r5]
+    c.mov32(0, 1);
+    c.mov32(1, OUT);
+    c.mov32(2, 4);
+    c.mov32(7, 4);
+    c.both(0xe140_0070, 0xf7e0_8000); // hvc #0: write(1, OUT, 4)
+    c.mov32(0, 0);
+    c.mov32(7, 1);
+    c.both(0xe140_0070, 0xf7e0_8000); // hvc #0: exit(0)
+
+    let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
+    let put_h = |img: &mut Vec<u8>, at: u32, h: &[u16]| {
+        for (k, hw) in h.iter().enumerate() {
+            let o = (at - BASE) as usize + 2 * k;
+            img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+        }
+    };
+    // Vectors: UNDEFINED to a bare return, SVC to the handler, the rest hang.
+    let und = VECTORS + 0x20;
+    let svc = VECTORS + 0x40;
+    for k in 0..8u32 {
+        let at = VECTORS + 4 * k;
+        let to = match k {
+            1 => und,
+            2 => svc,
+            _ => at,
+        };
+        if te {
+            let off = to.wrapping_sub(at + 4) as i32 >> 1;
+            put_h(&mut img, at, &[0xe000 | (off as u16 & 0x7ff), 0xbf00]); // b.n; nop
+        } else {
+            let w = common::a32::b(14, at, to);
+            put_h(&mut img, at, &[w as u16, (w >> 16) as u16]);
+        }
+    }
+    let bare = svc_handler(te, Ret::Movs);
+    put_h(&mut img, und, &bare.h[bare.h.len() - 2..]);
+    put_h(&mut img, svc, &svc_handler(te, ret).h);
+    put_h(&mut img, MAIN, &c.h);
+    assert!(MAIN as usize + 2 * c.h.len() < MODE_TABLE as usize);
+    for k in 0..steps as u32 * PASSES {
+        let m = MODES[rng.below(MODES.len() as u32) as usize];
+        let w = 0xc0 | m;
+        put_h(&mut img, MODE_TABLE + 4 * k, &[w as u16, 0]);
+    }
+    (img, MAIN | thumb as u32)
+}
+
+fn run(elf: &[u8], opts: &[&str]) -> (i32, Vec<u8>, Vec<(String, u64)>) {
+    let out = common::a64::run_image(elf, "exc-hints", opts);
+    let code = out.status.code().expect("runner exit status");
+    (code, out.stdout, common::a64::stats(&out.stderr))
+}
+
+/// Runs one program under the interpreter and the translator: same output, and at most
+/// `max_entries` entries into the code cache.
+fn check(what: &str, img: &[u8], entry: u32, max_entries: u64) {
+    let opts = ["--privileged", "--vectors", "--svc-vectors"];
+    let elf = common::elf32(BASE, entry, img);
+    let (si, oi, _) = run(&elf, &["--interp", opts[0], opts[1], opts[2]]);
+    let (st, ot, stats) = run(&elf, &opts);
+    assert_eq!(si, 0, "{what}: interpreter status");
+    assert_eq!(oi.len(), 4, "{what}: interpreter output");
+    assert_eq!(
+        (st, &ot),
+        (0, &oi),
+        "{what}: translator vs interpreter {stats:?}"
+    );
+    let get = |k: &str| stats.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+    eprintln!("{what}: checksum {oi:02x?}, {stats:?}");
+    assert!(
+        get("entries") <= max_entries,
+        "{what}: {} code cache entries (at most {max_entries}): {stats:?}",
+        get("entries")
+    );
+}
+
+fn seed() -> u64 {
+    std::env::var("DBT_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+#[test]
+fn hinted_exceptions_agree_with_the_interpreter() {
+    let seed = seed();
+    for (case, (thumb, ret)) in [
+        (false, Ret::Movs),
+        (false, Ret::Eret),
+        (false, Ret::Subs4),
+        (true, Ret::Movs),
+        (true, Ret::Subs4),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut rng = Rng::seeded(seed.wrapping_mul(37).wrapping_add(case as u64));
+        let steps = 120;
+        let (img, entry) = program(&mut rng, thumb, false, ret, steps);
+        let what = format!("seed {seed} case {case} (thumb {thumb}, {ret:?})");
+        // FIQ-mode exceptions, table modes and side exits leave the code cache; the
+        // others (about half of ~60 exceptions a pass) do not.
+        check(&what, &img, entry, steps as u64 * PASSES as u64);
+    }
+}
+
+/// `SCTLR.TE` = 1: exceptions enter Thumb handlers (from A32 and from Thumb code), and
+/// return to either instruction set.
+#[test]
+fn thumb_exception_entry_agrees_with_the_interpreter() {
+    let seed = seed();
+    for (case, thumb) in [false, true].into_iter().enumerate() {
+        let mut rng = Rng::seeded(seed.wrapping_mul(41).wrapping_add(case as u64));
+        let steps = 120;
+        let (img, entry) = program(&mut rng, thumb, true, Ret::Movs, steps);
+        let what = format!("seed {seed} TE case {case} (thumb {thumb})");
+        check(&what, &img, entry, steps as u64 * PASSES as u64);
+    }
+}
+
+/// `SVC` and UNDEFINED from FIQ mode, whose R8-R12 are its own: the handlers (SVC and
+/// Undefined mode) must see the User bank's, so the entry must not take the inline path
+/// that swaps only SP and LR. The same sites also run in IRQ mode (inline, hinted or not).
+#[test]
+fn svc_from_fiq_mode_agrees_with_the_interpreter() {
+    let mut c = Code {
+        thumb: false,
+        h: Vec::new(),
+    };
+    c.mov32(1, VECTORS);
+    c.a32(0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
+    c.a32(0xf102_0011); // cps #0x11 (FIQ)
+    for r in 8..13 {
+        c.mov32(r, 0x1111_0000 | r);
+    }
+    c.a32(0xf102_0013); // cps #0x13
+    for r in 8..13 {
+        c.mov32(r, 0x5555_0000 | r);
+    }
+    c.mov32(0, 0);
+    c.mov32(6, 40);
+    let top = MAIN + 2 * c.h.len() as u32;
+    c.a32(0xf102_0011); // cps #0x11 (FIQ)
+    c.a32(0xef00_0001); // svc #1
+    c.a32(0xe7f0_00f0); // udf #0
+    c.a32(0xe080_0008); // add r0, r0, r8 (FIQ's)
+    c.a32(0xf102_0012); // cps #0x12 (IRQ)
+    c.a32(0xef00_0002); // svc #2
+    c.a32(0xe7f0_00f1); // udf #1
+    c.a32(0xe080_0009); // add r0, r0, r9 (User's)
+    c.a32(0xf102_0013); // cps #0x13
+    c.a32(0xe256_6001); // subs r6, r6, #1
+    let at = MAIN + 2 * c.h.len() as u32;
+    c.a32(common::a32::b(1, at, top)); // bne top
+    c.mov32(5, OUT);
+    c.a32(0xe585_0000); // str r0, [r5]
+    c.mov32(0, 1);
+    c.mov32(1, OUT);
+    c.mov32(2, 4);
+    c.mov32(7, 4);
+    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
+    c.mov32(0, 0);
+    c.mov32(7, 1);
+    c.a32(0xe140_0070); // hvc #0: exit(0)
+    let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
+    let put = |img: &mut Vec<u8>, at: u32, w: u32| {
+        let o = (at - BASE) as usize;
+        img[o..o + 4].copy_from_slice(&w.to_le_bytes());
+    };
+    // UNDEFINED: r0 += r8 * 3 (User's R8 from either mode), return. SVC: r0 ^= r12 (the
+    // same), r0 += LR, return.
+    let (und, svc) = (VECTORS + 0x20, VECTORS + 0x40);
+    put(&mut img, VECTORS + 4, common::a32::b(14, VECTORS + 4, und));
+    put(&mut img, VECTORS + 8, common::a32::b(14, VECTORS + 8, svc));
+    put(&mut img, und, 0xe080_0088); // add r0, r0, r8, lsl #1
+    put(&mut img, und + 4, 0xe080_0008); // add r0, r0, r8
+    put(&mut img, und + 8, 0xe1b0_f00e); // movs pc, lr
+    put(&mut img, svc, 0xe020_000c); // eor r0, r0, r12
+    put(&mut img, svc + 4, 0xe080_000e); // add r0, r0, lr
+    put(&mut img, svc + 8, 0xe1b0_f00e); // movs pc, lr
+    for (k, hw) in c.h.iter().enumerate() {
+        let o = (MAIN - BASE) as usize + 2 * k;
+        img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+    }
+    // FIQ-mode entries leave the code cache (2 of the 4 exceptions per pass).
+    check("FIQ", &img, MAIN, 40 * 8);
+}
