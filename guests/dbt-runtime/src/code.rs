@@ -67,6 +67,10 @@ impl CodeMemory for Code {
         crate::mmu::shadow::switch(mmu);
     }
 
+    fn in_code_switch(&self) -> Option<fn(&GuestMmu) -> bool> {
+        Some(crate::mmu::shadow::switch_in_code)
+    }
+
     fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {
         crate::mmu::shadow::maintenance(op);
     }

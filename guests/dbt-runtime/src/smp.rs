@@ -292,6 +292,12 @@ pub fn take_tlb(taken: &mut Vec<TlbMaintenance>) {
     TLB_TAKEN[me].store(seen, Ordering::SeqCst);
 }
 
+/// Whether other vCPUs posted TLB maintenance to this one that its engine has not taken
+/// yet.
+pub fn tlb_mail_waiting() -> bool {
+    TLB_MAIL[me()].load(Ordering::SeqCst)
+}
+
 /// Broadcasts so far that waited for another vCPU, and the polls they spent waiting.
 pub fn tlb_wait_stats() -> (u64, u64) {
     (

@@ -8,14 +8,15 @@ use alloc::vec::Vec;
 
 use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
+use super::contexts::{ctx_of, Contexts, InBlockSwitch};
 use super::exc_assume::{ExcAssume, ExcHint};
 use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
     GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
-    MAX_BLOCK_INSNS, NO_ENTRY, NO_LINK, RAS_ENTRIES,
+    MAX_BLOCK_INSNS, NO_LINK,
 };
-use super::sys_call::{CallCtx, EXIT_CALL};
+use super::sys_call::{CallCtx, SpaceSwitch, EXIT_CALL};
 use crate::bus::{Bus, BusFault};
 use crate::cpu::{psr, Cpu, Exit, Mode};
 use crate::decode::{Insn, Op};
@@ -41,6 +42,12 @@ pub const SPACE_ASID: u16 = 0x100;
 /// address at once is a TLB conflict the guest must avoid (ARM ARM B3.9); the non-global
 /// one is looked up first.
 pub const SPACE_GLOBAL: u16 = 0x200;
+/// Whether code translated for `key` runs under every address space: fetched with the
+/// MMU off, or from a global page.
+pub(super) fn any_space(key: Key) -> bool {
+    key.asid & SPACE_ASID == 0
+}
+
 /// [`Block::dacr_field`] when no domain check applies (MMU off, LPAE).
 const NO_DOMAIN: u8 = 0xff;
 
@@ -85,6 +92,9 @@ pub struct Stats {
     /// Entries into the code cache in another translation context (privilege, address
     /// space, `DACR`) than the previous one.
     pub entries_ctx_switch: u64,
+    /// Address-space switches (`TTBR0`/`TTBR1`/`CONTEXTIDR` writes) performed inside a
+    /// block, without leaving translated code.
+    pub switches_in_block: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -115,6 +125,10 @@ struct Block {
     raws: Vec<u32>,
     /// The [`Dbt::epoch`] in which it was translated or last found unchanged.
     epoch: u32,
+    /// It runs under every address space and holds a translation-register write that may
+    /// switch the address space without leaving it (`sys_call::switches_in_block`): its
+    /// exits link only to blocks of every space.
+    switches_space: bool,
 }
 
 /// The translator engine for one guest CPU, generic over the code generator.
@@ -144,9 +158,8 @@ pub struct Dbt<G: CodeGen> {
     state: GuestState,
     stats: Stats,
     /// The shadow return stacks and indirect branch target caches, one per recent
-    /// translation context; `tables[cur]` is the current context's.
-    tables: Vec<Tables>,
-    cur: usize,
+    /// translation context.
+    contexts: Contexts,
     /// Guest pages the host write-protects because code was translated from them.
     protected: BTreeSet<u32>,
     /// Guest PCs of accesses whose host address passed 4 GiB (a guest address that
@@ -175,51 +188,8 @@ pub struct Dbt<G: CodeGen> {
     epoch: u32,
 }
 
-/// A translation context: privilege, address space ([`Key::asid`]), with the MMU on
-/// `DACR`, and whether VFP/Advanced SIMD is translated ([`Key::fp`]). Return stack and
-/// target cache entries branch straight to host code, past the dispatcher's checks, so
-/// each context has its own: without `fp` here, a thread whose `FPEXC.EN` the kernel had
-/// cleared (Linux's lazy VFP switch) returned through an entry into a block translated
-/// with the unit on and ran VFP code without the trap that loads its own registers.
-type Ctx = (bool, u16, u32, bool);
-
-/// Most translation contexts whose tables are kept (a switch among them, e.g. kernel and
-/// user of a few processes, keeps their entries).
-const MAX_CTX_TABLES: usize = 8;
-
 /// Entries of [`Dbt::lookup`]'s direct-mapped cache.
 const LOOKUP_CACHE: usize = 64;
-
-/// The shadow return stack and the indirect branch target cache of one context (pairs of
-/// guest address, host address).
-struct Tables {
-    ctx: Option<Ctx>,
-    ras: Vec<[u64; 2]>,
-    ibtc: Vec<[u64; 2]>,
-    /// Entries may point at dropped translations: cleared before the next use.
-    stale: bool,
-    last_use: u64,
-}
-
-impl Tables {
-    fn new() -> Tables {
-        Tables {
-            ctx: None,
-            // Room for a ring aligned to twice its size, plus its spare entry.
-            ras: vec![[NO_ENTRY, NO_ENTRY]; 3 * RAS_ENTRIES + 1],
-            ibtc: vec![[NO_ENTRY, 0]; IBTC_ENTRIES],
-            stale: false,
-            last_use: 0,
-        }
-    }
-
-    fn clear(&mut self) {
-        // Every word NO_ENTRY: the ring need not start on an entry of `ras`.
-        self.ras.fill([NO_ENTRY, NO_ENTRY]);
-        self.ibtc.fill([NO_ENTRY, 0]);
-        self.stale = false;
-    }
-}
 
 /// Where a block's code comes from: its physical page, and (MMU on) whether the page is
 /// global and its domain.
@@ -345,8 +315,7 @@ impl<G: CodeGen> Dbt<G> {
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
-            tables: vec![Tables::new()],
-            cur: 0,
+            contexts: Contexts::new(),
             protected: BTreeSet::new(),
             wraps: BTreeSet::new(),
             strict_align: false,
@@ -379,41 +348,9 @@ impl<G: CodeGen> Dbt<G> {
         self.slices = on;
     }
 
-    /// Forgets every return stack and target cache entry (their host addresses may point
-    /// at translations that are gone): the current context's now, the others' before
-    /// their next use.
+    /// Forgets every return stack and target cache entry (see [`Contexts::clear`]).
     fn clear_tables(&mut self) {
-        for t in self.tables.iter_mut() {
-            t.stale = true;
-        }
-        self.tables[self.cur].clear();
-    }
-
-    /// Makes `ctx`'s tables the current ones (recycling the least recently used).
-    fn switch_tables(&mut self, ctx: Ctx) {
-        self.stats.entries_ctx_switch += 1;
-        let now = self.stats.entries;
-        let i = match self.tables.iter().position(|t| t.ctx == Some(ctx)) {
-            Some(i) => i,
-            None if self.tables.len() < MAX_CTX_TABLES => {
-                self.tables.push(Tables::new());
-                self.tables.len() - 1
-            }
-            None => {
-                let i = (0..self.tables.len())
-                    .min_by_key(|&i| self.tables[i].last_use)
-                    .expect("tables");
-                self.tables[i].stale = true;
-                i
-            }
-        };
-        let t = &mut self.tables[i];
-        if t.stale {
-            t.clear();
-        }
-        t.ctx = Some(ctx);
-        t.last_use = now;
-        self.cur = i;
+        self.contexts.clear();
     }
 
     /// Counters so far.
@@ -542,6 +479,7 @@ impl<G: CodeGen> Dbt<G> {
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
         let mirrors = mem.mirrors_guest_mmu();
+        let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         let mut left = budget;
         let mut link_from: Option<(u32, u16)> = None;
         let mut indirect_to = false;
@@ -700,21 +638,15 @@ impl<G: CodeGen> Dbt<G> {
             }
             // The return stack and target cache hold blocks of one privilege, address
             // space and domain access (they bypass the dispatcher's checks).
-            let dacr = if key.asid == SPACE_FLAT {
-                0
-            } else {
-                cpu.cp15.dacr
-            };
-            let ctx = (key.privileged, key.asid, dacr, key.fp);
-            if self.tables[self.cur].ctx != Some(ctx) {
-                self.switch_tables(ctx);
+            if self.contexts.select(ctx_of(cpu, &key)) {
+                self.stats.entries_ctx_switch += 1;
             }
             if core::mem::take(&mut indirect_to) {
                 // Translated code branched here indirectly: cache the target.
                 let host = mem.bytes().as_ptr() as u64 + at as u64;
                 // The target as a branch writes it: Thumb with bit 0 set.
                 let target = key.pc | key.thumb as u32;
-                self.tables[self.cur].ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] =
+                self.contexts.current().ibtc[(key.pc as usize >> 2) % IBTC_ENTRIES] =
                     [target as u64, host];
             }
             // Enter the code cache.
@@ -722,13 +654,18 @@ impl<G: CodeGen> Dbt<G> {
             self.state.nzcv = cpu.cpsr & NZCV;
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
-            let ras = self.tables[self.cur].ras.as_mut_ptr() as u64;
-            let align = 2 * 16 * RAS_ENTRIES as u64;
-            // The ring starts at the first suitably aligned entry of `ras`.
-            self.state.ras_base = ras.next_multiple_of(align);
-            self.state.ibtc_base = self.tables[self.cur].ibtc.as_mut_ptr() as u64;
+            self.contexts.install(&mut self.state);
             self.stats.entries += 1;
             let host_fp = vfp_host::enter(cpu, &mut self.state);
+            // A translation-register write in a block of every space switches the
+            // address space from inside the block (`sys_call::SpaceSwitch`).
+            let mut space = InBlockSwitch {
+                contexts: &mut self.contexts,
+                host_mmu: &mut self.host_mmu,
+                mirror: in_code_switch,
+                mirrors,
+                switches: &mut self.stats.switches_in_block,
+            };
             // Instructions that translated code hands to the system model find the CPU
             // and the bus through `link_site` while it runs (see `sys_call`).
             let mut call = CallCtx {
@@ -736,6 +673,7 @@ impl<G: CodeGen> Dbt<G> {
                 bus: &mut *bus,
                 exit: None,
                 counted: 0,
+                space: Some(&mut space as &mut dyn SpaceSwitch as *mut dyn SpaceSwitch),
             };
             self.state.link_site = &mut call as *mut CallCtx<'_> as u64;
             // Inline CP15 accesses and exception entries and returns use its fields.
@@ -1022,6 +960,11 @@ impl<G: CodeGen> Dbt<G> {
             live: true,
             raws: gb.insns.iter().map(|i| i.insn.raw).collect(),
             epoch: self.epoch,
+            switches_space: any_space(key)
+                && gb
+                    .insns
+                    .iter()
+                    .any(|i| super::sys_call::switches_in_block(i.insn.raw)),
         };
         let mut flushed = false;
         if !gb.insns.is_empty() {
@@ -1117,9 +1060,10 @@ impl<G: CodeGen> Dbt<G> {
             // domain's access when it enters the chain.
             return;
         }
-        if f.key.asid != t.key.asid && t.key.asid & SPACE_ASID == SPACE_ASID {
+        if (f.key.asid != t.key.asid || f.switches_space) && !any_space(t.key) {
             // `to` belongs to one address space and `from` may run in others (a global
-            // page's block runs under every ASID): only the dispatcher may pick `to`.
+            // page's block runs under every ASID) or switch to another itself: only the
+            // dispatcher may pick `to`.
             return;
         }
         mem.bytes()[site..site + 4].copy_from_slice(&self.gen.branch(site, target));

@@ -141,6 +141,18 @@ pub trait CodeMemory {
         let _ = mmu;
     }
 
+    /// A routine that translated code calls, without leaving the code cache, when the
+    /// guest switches address space (a `TTBR0`/`TTBR1`/`CONTEXTIDR` write at PL1) in a
+    /// block that runs under every address space: `switch(mmu)` either does what
+    /// [`CodeMemory::guest_mmu`] would with a mirror of `mmu` the host already holds (no
+    /// allocation, nothing dropped) and returns true, or changes nothing and returns false
+    /// (translated code then leaves and the dispatcher calls `guest_mmu`). A plain
+    /// function: the code memory itself is borrowed while translated code runs. Asked only
+    /// if [`CodeMemory::mirrors_guest_mmu`]; by default there is none.
+    fn in_code_switch(&self) -> Option<fn(&GuestMmu) -> bool> {
+        None
+    }
+
     /// The guest performed TLB maintenance `op`: cached translations of guest virtual
     /// addresses that it names must go (called only if
     /// [`CodeMemory::mirrors_guest_mmu`]).

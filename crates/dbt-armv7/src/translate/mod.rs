@@ -5,6 +5,8 @@
 //!
 //! - [`frontend`]: block discovery (fetch, decode, classify), independent of the host.
 //! - [`backend`]: the [`CodeGen`] trait between the front end and a code generator.
+//! - [`contexts`]: the translation contexts' return stacks and target caches, and the
+//!   address-space switch inside a block.
 //! - [`copy`]: register-file copies between translated code and the system model.
 //! - [`a64`]: the AArch64 code generator.
 //! - [`engine`]: [`Dbt`], the dispatcher: metadata cache, code cache, block linking and
@@ -17,6 +19,7 @@
 
 pub mod a64;
 pub mod backend;
+pub mod contexts;
 pub mod copy;
 pub mod engine;
 pub mod exc_assume;

@@ -41,6 +41,20 @@ pub struct CallCtx<'a> {
     /// Instructions the interpreter counted for the call that made translated code
     /// leave (0 or 1).
     pub counted: u64,
+    /// The engine's address-space switch inside a block (`None`: every translation
+    /// register write leaves).
+    pub space: Option<*mut (dyn SpaceSwitch + 'a)>,
+}
+
+/// What [`step_from_code`] asks of the engine when the guest wrote `TTBR0`, `TTBR1` or
+/// `CONTEXTIDR` at PL1 in a block that runs under every address space
+/// ([`IT_LEN_ANY_SPACE`]).
+pub trait SpaceSwitch {
+    /// `cpu` holds the new translation registers: makes translated code go on in them
+    /// (the host's mirror of the guest's stage 1 and `state`'s return stack and target
+    /// cache switched to the new context's) and returns true, or changes nothing and
+    /// returns false (translated code leaves, the dispatcher switches).
+    fn switch(&mut self, cpu: &Cpu, state: &mut GuestState) -> bool;
 }
 
 /// Bit of [`step_from_code`]'s `it_len`: the instruction is T32/T16 (the block's
@@ -48,6 +62,36 @@ pub struct CallCtx<'a> {
 /// return or indirect branch that hits the return stack or the target cache may enter a
 /// block of the other instruction set without the dispatcher.
 pub const IT_LEN_THUMB: u32 = 1 << 16;
+
+/// Bit of [`step_from_code`]'s `it_len`: the block runs under every address space (its
+/// code was fetched with the MMU off, or from a global page), so an address-space switch
+/// ([`switches_in_block`]) need not end it: its next instructions are the same in the new
+/// space. The engine links such a block's exits only to blocks of every space.
+pub const IT_LEN_ANY_SPACE: u32 = 1 << 17;
+
+/// Whether the instruction with encoding `raw` (`Insn::raw`) is a write that
+/// [`step_from_code`] may perform as an address-space switch without leaving the block
+/// when [`IT_LEN_ANY_SPACE`] is set: `MCR` to `TTBR0`/`TTBR1`/`CONTEXTIDR`, `MCRR` to
+/// `TTBR0`/`TTBR1` (the forms of [`translation_write`], `DACR` aside: a block runs while
+/// its code's domain keeps the access it was fetched with, which the dispatcher checks).
+pub fn switches_in_block(raw: u32) -> bool {
+    (is_translation_write(raw) && raw & 0xffff_0fff != DACR_WRITE) || is_translation_write64(raw)
+}
+
+/// Whether `raw` is one of [`TRANSLATION_WRITES`] (compares, not a search: it is on the
+/// address-space switch's path).
+fn is_translation_write(raw: u32) -> bool {
+    let [a, b, c, d] = TRANSLATION_WRITES;
+    let m = raw & 0xffff_0fff;
+    m == a || m == b || m == c || m == d
+}
+
+/// Whether `raw` is one of [`TRANSLATION_WRITES64`].
+fn is_translation_write64(raw: u32) -> bool {
+    let [a, b] = TRANSLATION_WRITES64;
+    let m = raw & 0xfff0_0fff;
+    m == a || m == b
+}
 
 /// Whether translated code runs `i` through [`step_from_code`]: a defined, predictable
 /// instruction that neither branches nor accesses memory (those leave the block: a store
@@ -88,24 +132,39 @@ pub unsafe extern "C" fn step_from_code(
     };
     // SAFETY: as above.
     let (cpu, bus) = unsafe { (&mut *ctx.cpu, &mut *ctx.bus) };
+    let thumb = it_len & IT_LEN_THUMB != 0;
+    let len = (it_len >> 8) & 0xff;
+    // Before the register file is copied: an address-space switch that the block
+    // survives needs only Rt (and Rt2).
+    if let Some(switch) = translation_write(cpu, &st.r, raw, len, thumb, it_len as u8) {
+        if switch && it_len & IT_LEN_ANY_SPACE != 0 {
+            if let Some(space) = ctx.space {
+                // SAFETY: the dispatcher's switch for this entry, alive while it runs
+                // translated code (see the function's contract).
+                if unsafe { (*space).switch(cpu, st) } {
+                    // The block goes on (its exits count the instruction).
+                    return 0;
+                }
+            }
+        }
+        // Leaves as the interpreter's run of it would.
+        copy_regs(&mut cpu.r, &st.r);
+        cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
+        set_thumb(cpu, thumb);
+        cpu.it = 0;
+        cpu.r[15] = pc.wrapping_add(len);
+        cpu.icount += 1;
+        ctx.counted = 1;
+        ctx.exit = None;
+        return 1;
+    }
     copy_regs(&mut cpu.r, &st.r);
     cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
     cpu.r[15] = pc;
     // The block's instruction set, not the one the dispatcher last saw (see
     // IT_LEN_THUMB): decoded as A32, Thumb's `pld [r0]` is UNDEFINED.
-    if it_len & IT_LEN_THUMB != 0 {
-        cpu.cpsr |= crate::cpu::psr::T;
-    } else {
-        cpu.cpsr &= !crate::cpu::psr::T;
-    }
+    set_thumb(cpu, thumb);
     cpu.it = it_len as u8;
-    let len = (it_len >> 8) & 0xff;
-    if let Some(leave) = translation_write(cpu, raw, len) {
-        // Leaves as the interpreter's run of it would (see `translation_write`).
-        ctx.counted = 1;
-        ctx.exit = None;
-        return leave;
-    }
     let before = (cpu.cpsr, cpu.cp15.sctlr, cpu.cp15.cpacr, cpu.icount);
     let mmu_before = translation_regs(cpu);
     // Inline exception entries are translated for the vector base (`exc_assume`).
@@ -147,40 +206,61 @@ pub unsafe extern "C" fn step_from_code(
 /// the same 32 bits) with `Rt` in bits 15:12 masked out, for the translation registers
 /// whose write has no effect but the field and the interpreter's TLB flush: `TTBR0`,
 /// `TTBR1`, `DACR`, `CONTEXTIDR`.
-const TRANSLATION_WRITES: [u32; 4] = [0xee02_0f10, 0xee02_0f30, 0xee03_0f10, 0xee0d_0f30];
+const TRANSLATION_WRITES: [u32; 4] = [0xee02_0f10, 0xee02_0f30, DACR_WRITE, 0xee0d_0f30];
+
+/// The `DACR` form of [`TRANSLATION_WRITES`].
+const DACR_WRITE: u32 = 0xee03_0f10;
 
 /// `MCRR p15, opc1, Rt, Rt2, c2` with `Rt` and `Rt2` (bits 19:12) masked out: the 64-bit
 /// (LPAE) `TTBR0` (opc1 0) and `TTBR1` (opc1 1).
 const TRANSLATION_WRITES64: [u32; 2] = [0xec40_0f02, 0xec40_0f12];
 
+/// `CPSR.T` as the block's instruction set says.
+fn set_thumb(cpu: &mut Cpu, thumb: bool) {
+    if thumb {
+        cpu.cpsr |= crate::cpu::psr::T;
+    } else {
+        cpu.cpsr &= !crate::cpu::psr::T;
+    }
+}
+
 /// An address-space switch (`MCR` to `TTBR0`, `TTBR1`, `DACR` or `CONTEXTIDR`, or `MCRR`
-/// to `TTBR0`/`TTBR1`, at PL1) without the decoder and the interpreter (some 500 host
-/// instructions each): performs the write as `Cpu::step` would (the
+/// to `TTBR0`/`TTBR1`, at PL1, with the guest registers `r`; `thumb` and `it` as the
+/// block runs it) without the decoder and the interpreter (some 500 host instructions
+/// each): performs the write as `Cpu::step` would (the
 /// [`CoprocHost`](crate::cpu::CoprocHost) first, then the `Cp15` field and the
-/// interpreter's TLB flush that `Cp15Effect::FlushTlb` asks for), advances the PC and
-/// counts the instruction. Returns `Some(1)` (translated code leaves with [`EXIT_CALL`]:
-/// the dispatcher switches the host's shadow and the block tables), or `None` for
-/// anything else, which the interpreter runs: PL0 (UNDEFINED), a condition other than AL
-/// or an IT block, `Rt`/`Rt2` = `SP`/`PC`, a host that makes the encoding UNDEFINED, or
-/// per-class counting on.
-fn translation_write(cpu: &mut Cpu, raw: u32, len: u32) -> Option<u64> {
-    let wide = TRANSLATION_WRITES64.contains(&(raw & 0xfff0_0fff));
+/// interpreter's TLB flush that `Cp15Effect::FlushTlb` asks for); the caller advances the
+/// PC and counts the instruction, or goes on in the block. Returns `Some(true)` for a
+/// write of [`switches_in_block`], `Some(false)` for `DACR` (translated code leaves with
+/// [`EXIT_CALL`]: the dispatcher switches the host's shadow and the block tables), or
+/// `None` for anything else, which the interpreter runs: PL0 (UNDEFINED), a condition
+/// other than AL or an IT block, `Rt`/`Rt2` = `SP`/`PC`, a host that makes the encoding
+/// UNDEFINED, or per-class counting on.
+fn translation_write(
+    cpu: &mut Cpu,
+    r: &[u32; 16],
+    raw: u32,
+    len: u32,
+    thumb: bool,
+    it: u8,
+) -> Option<bool> {
+    let wide = is_translation_write64(raw);
     let rt = ((raw >> 12) & 15) as usize;
     let rt2 = ((raw >> 16) & 15) as usize;
-    if !(wide || TRANSLATION_WRITES.contains(&(raw & 0xffff_0fff)))
+    if !(wide || is_translation_write(raw))
         || rt >= 13
         || (wide && rt2 >= 13)
         || cpu.mode == Mode::Usr
         || cpu.class_hits.is_some()
         || len != 4
-        || (cpu.thumb() && cpu.it != 0)
+        || (thumb && it != 0)
     {
         return None;
     }
     let mut claimed = false;
     if wide {
         let opc1 = ((raw >> 4) & 15) as u8;
-        let value = (cpu.r[rt2] as u64) << 32 | cpu.r[rt] as u64;
+        let value = (r[rt2] as u64) << 32 | r[rt] as u64;
         if let Some(h) = cpu.coproc_host.as_mut() {
             claimed = h.write64(15, opc1, 2, value);
         }
@@ -189,7 +269,7 @@ fn translation_write(cpu: &mut Cpu, raw: u32, len: u32) -> Option<u64> {
         }
     } else {
         let (crn, opc2) = (((raw >> 16) & 15) as u8, ((raw >> 5) & 7) as u8);
-        let value = cpu.r[rt];
+        let value = r[rt];
         if let Some(h) = cpu.coproc_host.as_mut() {
             if h.undefined(15, 0, crn, 0, opc2) {
                 return None;
@@ -204,9 +284,7 @@ fn translation_write(cpu: &mut Cpu, raw: u32, len: u32) -> Option<u64> {
         // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
         cpu.tlb.flush();
     }
-    cpu.r[15] = cpu.r[15].wrapping_add(len);
-    cpu.icount += 1;
-    Some(1)
+    Some(wide || raw & 0xffff_0fff != DACR_WRITE)
 }
 
 /// The registers that shape the guest's stage 1 besides `SCTLR`: a change leaves the

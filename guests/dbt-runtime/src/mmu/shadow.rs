@@ -295,20 +295,41 @@ impl State {
 
     /// Makes the shadow of `ctx` current, creating it if needed, and loads it.
     fn activate(&mut self, ctx: GuestMmu) {
+        if self.activate_existing(&ctx) {
+            return;
+        }
         self.ctx = Some(ctx);
-        // Only the translation registers of `cp15` ever change (it starts as
-        // `Cp15::new()`): the same as `ctx.cp15()`, without building a whole `Cp15`.
         ctx.store_into(&mut self.cp15);
         let shape = (ctx.ttbcr, ctx.sctlr & SCTLR_SHAPE);
         if shape != self.shape {
             self.drop_all();
             self.shape = shape;
         }
-        let space = Space {
+        let space = self.space(&ctx);
+        let i = self.create(space);
+        self.load(i);
+    }
+
+    /// What the shadow of `ctx` mirrors (`self.cp15` holds `ctx`'s registers).
+    fn space(&self, ctx: &GuestMmu) -> Space {
+        Space {
             asid: mmu::asid(&self.cp15),
             privileged: ctx.privileged,
             dacr: if self.cp15.lpae() { 0 } else { ctx.dacr },
-        };
+        }
+    }
+
+    /// Makes the shadow of `ctx` current and loads it if this vCPU has it already and the
+    /// shadows were filled under `ctx`'s `TTBCR` and `SCTLR` shape; else changes nothing
+    /// and returns false.
+    fn activate_existing(&mut self, ctx: &GuestMmu) -> bool {
+        if (ctx.ttbcr, ctx.sctlr & SCTLR_SHAPE) != self.shape {
+            return false;
+        }
+        // Only the translation registers of `cp15` ever change (it starts as
+        // `Cp15::new()`): the same as `ctx.cp15()`, without building a whole `Cp15`.
+        ctx.store_into(&mut self.cp15);
+        let space = self.space(ctx);
         self.clock += 1;
         if let Some(sh) = self
             .current
@@ -319,16 +340,27 @@ impl State {
             // `cpu_v7_switch_mm`: a new table base under the same ASID, which the guest's
             // TLB maintenance keeps exact): no search, no `TTBR0_EL1` write.
             sh.last_use = self.clock;
-            return;
+            set_ctx(&mut self.ctx, *ctx);
+            return true;
         }
-        let found = self
+        let Some(i) = self
             .shadows
             .iter()
-            .position(|s| s.as_ref().is_some_and(|s| s.space == space));
-        let i = match found {
-            Some(i) => i,
-            None => self.create(space),
+            .position(|s| s.as_ref().is_some_and(|s| s.space == space))
+        else {
+            // Back to the registers of the current shadow.
+            if let Some(old) = self.ctx {
+                old.store_into(&mut self.cp15);
+            }
+            return false;
         };
+        set_ctx(&mut self.ctx, *ctx);
+        self.load(i);
+        true
+    }
+
+    /// Makes shadow `i` current and loads it into `TTBR0_EL1`.
+    fn load(&mut self, i: usize) {
         let sh = self.shadows[i].as_mut().expect("live shadow");
         sh.last_use = self.clock;
         let (root, asid) = (sh.root as u64, sh.asid);
@@ -570,6 +602,24 @@ impl State {
     }
 }
 
+/// `*slot = Some(ctx)`, field by field when it holds one (the runtime's opt-level "s"
+/// makes a whole-struct copy a byte-wise `memcpy` call, a sixth of an address-space
+/// switch).
+fn set_ctx(slot: &mut Option<GuestMmu>, ctx: GuestMmu) {
+    match slot {
+        Some(c) => {
+            c.ttbr0 = ctx.ttbr0;
+            c.ttbr1 = ctx.ttbr1;
+            c.ttbcr = ctx.ttbcr;
+            c.dacr = ctx.dacr;
+            c.sctlr = ctx.sctlr;
+            c.contextidr = ctx.contextidr;
+            c.privileged = ctx.privileged;
+        }
+        None => *slot = Some(ctx),
+    }
+}
+
 /// Translated code is about to run in `ctx`: loads its shadow (the flat map with the
 /// guest's MMU off).
 pub fn switch(ctx: &GuestMmu) {
@@ -582,6 +632,15 @@ pub fn switch(ctx: &GuestMmu) {
         }
         s.activate(*ctx);
     })
+}
+
+/// Translated code switches address space to `ctx` without leaving the code cache
+/// (`CodeMemory::in_code_switch`): loads its shadow if this vCPU has it already and no
+/// other vCPU's TLB maintenance waits for this one's engine (which drops translations
+/// only at a dispatch); else changes nothing and returns false ([`switch`] follows, at
+/// the dispatcher).
+pub fn switch_in_code(ctx: &GuestMmu) -> bool {
+    ctx.on() && !crate::smp::tlb_mail_waiting() && with(|s| s.activate_existing(ctx))
 }
 
 /// Applies the guest's TLB maintenance `op`, performed by this vCPU, to the shadows of

@@ -244,12 +244,21 @@ fn track_alignment(a: &mut Asm, insn: &Insn, before: u16) {
 
 /// Calls [`step_from_code`] for the instruction at `pc` (`it_len`: its ITSTATE, length
 /// and instruction set; `raw`: its encoding) with the guest registers and NZCV stored in the state, then reloads them; goes
-/// to `out` when the call asks to leave.
+/// to `out` when the call asks to leave. Around an address-space switch that the block
+/// survives (`IT_LEN_ANY_SPACE` and [`sys_call::switches_in_block`]) the return stack and
+/// target cache registers go through the state too (the call may install another
+/// context's).
 fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
+    let switches = it_len & sys_call::IT_LEN_ANY_SPACE != 0 && sys_call::switches_in_block(raw);
     for n in (0..14u8).step_by(2) {
         a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
     }
     a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
+    if switches {
+        // The top as an offset into the ring, as the epilogue keeps it.
+        a.put(enc_alu::x_sub_reg(T_ADDR, RAS_TOP, RAS));
+        a.put(enc::ls_uimm(Ls::StrX, T_ADDR, STATE, OFF_RAS_TOP));
+    }
     a.put(enc::mrs_nzcv(T_ADDR));
     a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
     a.put(enc::x_mov(0, STATE));
@@ -263,6 +272,12 @@ fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
     }
     a.put(enc::blr(T_ADDR));
     a.cbnz_to(0, out);
+    if switches {
+        a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
+        a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
+        a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
+        a.put(enc_alu::x_add_reg(RAS_TOP, RAS, RAS_TOP));
+    }
     a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_NZCV));
     a.put(enc::msr_nzcv(T_ADDR));
     for n in (0..14u8).step_by(2) {
@@ -571,7 +586,12 @@ impl CodeGen for A64Gen {
                             let out = a.label();
                             let it_len = gi.it as u32
                                 | (gi.insn.len as u32) << 8
-                                | if thumb { sys_call::IT_LEN_THUMB } else { 0 };
+                                | if thumb { sys_call::IT_LEN_THUMB } else { 0 }
+                                | if crate::translate::engine::any_space(block.key) {
+                                    sys_call::IT_LEN_ANY_SPACE
+                                } else {
+                                    0
+                                };
                             call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
                             stubs.push((out, gi.pc, StubKind::CallExit(k)));
                         }

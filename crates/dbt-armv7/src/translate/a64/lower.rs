@@ -256,6 +256,15 @@ pub fn lower(a: &mut Asm, i: &Insn, pc_read: u32, side: &mut Option<Label>) -> L
             a.put(enc::DSB_ISH);
             Lowered::Done
         }
+        // A context synchronization event, which the interpreter runs as a no-op: every
+        // context change (CP15 writes, exception levels, interrupt masks, code
+        // maintenance) takes effect where it is made, leaving the block when it changes
+        // what translations assume, so nothing waits for an ISB. Linux issues one after
+        // each translation-register write (some 500 host instructions interpreted).
+        Op::Barrier(crate::decode::Barrier::Isb) => {
+            a.put(enc::ISB);
+            Lowered::Done
+        }
         _ => Lowered::Unsupported,
     }
 }
