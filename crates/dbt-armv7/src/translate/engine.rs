@@ -186,6 +186,11 @@ pub struct Dbt<G: CodeGen> {
     /// code: dropping every translation each time retranslated ~10^5 blocks per 20 M
     /// guest instructions of busybox userland.
     epoch: u32,
+    /// Blocks given an incoming link since the last epoch (or flush): the only ones a new
+    /// epoch has links of to undo, since the last one undid every link (Linux starts one
+    /// per executable page it maps, some 100 while busybox starts a command: a pass over
+    /// every block slot each time cost more than the command's own instructions).
+    linked: Vec<u32>,
 }
 
 /// Entries of [`Dbt::lookup`]'s direct-mapped cache.
@@ -325,6 +330,7 @@ impl<G: CodeGen> Dbt<G> {
             slices: false,
             max_blocks: MAX_BLOCKS,
             epoch: 0,
+            linked: Vec::new(),
         }
     }
 
@@ -1068,7 +1074,11 @@ impl<G: CodeGen> Dbt<G> {
         }
         mem.bytes()[site..site + 4].copy_from_slice(&self.gen.branch(site, target));
         mem.sync(site, 4);
-        self.blocks[to as usize].incoming.push((from, e));
+        let incoming = &mut self.blocks[to as usize].incoming;
+        if incoming.is_empty() {
+            self.linked.push(to);
+        }
+        incoming.push((from, e));
         self.stats.links += 1;
     }
 
@@ -1101,16 +1111,19 @@ impl<G: CodeGen> Dbt<G> {
     fn new_epoch(&mut self, mem: &mut dyn CodeMemory) {
         self.epoch = self.epoch.wrapping_add(1);
         self.clear_tables();
-        for id in 0..self.blocks.len() {
-            self.unlink_incoming(mem, id);
+        let mut linked = core::mem::take(&mut self.linked);
+        for &id in &linked {
+            self.unlink_incoming(mem, id as usize);
         }
+        linked.clear();
+        self.linked = linked;
     }
 
     /// Points every live exit linked to block `id` back at its stub (through the
     /// dispatcher again) and forgets those links.
     fn unlink_incoming(&mut self, mem: &mut dyn CodeMemory, id: usize) {
-        let incoming = core::mem::take(&mut self.blocks[id].incoming);
-        for (from, e) in incoming {
+        let mut incoming = core::mem::take(&mut self.blocks[id].incoming);
+        for &(from, e) in &incoming {
             let b = &self.blocks[from as usize];
             if !b.live {
                 continue;
@@ -1120,6 +1133,10 @@ impl<G: CodeGen> Dbt<G> {
             mem.sync(x.site, 4);
             self.stats.unlinks += 1;
         }
+        // Kept for the block's next links (a block relinked after every epoch would
+        // otherwise free and allocate its list each time).
+        incoming.clear();
+        self.blocks[id].incoming = incoming;
     }
 
     /// Whether block `id` (of an older epoch) still translates what the guest would run:
@@ -1232,6 +1249,7 @@ impl<G: CodeGen> Dbt<G> {
     pub fn flush(&mut self) {
         self.clear_tables();
         self.blocks.clear();
+        self.linked.clear();
         self.map.clear();
         self.map_changed();
         self.by_addr.clear();
