@@ -31,6 +31,10 @@ const KERNELS: &[(&str, &str)] = &[
     ("fib", "recursive fib(18): calls and returns"),
     ("svc", "2000 SVC + exception return"),
     ("udf", "2000 UNDEFINED + exception return"),
+    (
+        "syscall",
+        "2000 SVC from User mode + MOVS pc, lr back to User",
+    ),
     ("cp15", "2000 MCR + MRC TPIDRURW"),
     ("matmul", "part 1's 96x96 matrix multiply"),
     ("vfp", "part 1's VFP f64 dot product + NEON checksum"),

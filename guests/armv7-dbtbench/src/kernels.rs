@@ -147,6 +147,9 @@ extern "C" fn main() -> ! {
     bench("fib", || fib(black_box(18)));
     bench("svc", svc_loop);
     bench("udf", udf_loop);
+    crate::syscall::use_vectors(true);
+    bench("syscall", crate::syscall::syscall_loop);
+    crate::syscall::use_vectors(false);
     bench("cp15", cp15_loop);
     crate::part1::setup();
     bench("matmul", crate::part1::matmul);

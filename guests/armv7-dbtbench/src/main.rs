@@ -25,4 +25,6 @@ mod part1;
 #[cfg(target_arch = "arm")]
 mod rt;
 #[cfg(target_arch = "arm")]
+mod syscall;
+#[cfg(target_arch = "arm")]
 mod uart;

@@ -73,7 +73,12 @@ pub const CPU_BIAS: usize = 256;
 /// prologue; `GuestState::cpu` holds the address at every entry).
 pub fn load_cpu_reg(a: &mut Asm) {
     a.put(enc::ls_uimm(Ls::LdrX, CPU_REG, STATE, OFF_CPU));
-    a.put(enc::x_addsub_imm(AddSub::Add, CPU_REG, CPU_REG, CPU_BIAS as u32));
+    a.put(enc::x_addsub_imm(
+        AddSub::Add,
+        CPU_REG,
+        CPU_REG,
+        CPU_BIAS as u32,
+    ));
 }
 
 /// The offset from [`CPU_REG`] of the `Cpu` field at `off`.
@@ -89,7 +94,10 @@ pub fn field(a: &mut Asm, op: Ls, rt: u8, off: usize) {
     if d >= 0 && (d as u32).is_multiple_of(1 << s) && (d as u32) >> s < 4096 {
         a.put(enc::ls_uimm(op, rt, CPU_REG, d as u32));
     } else {
-        assert!((-256..256).contains(&d), "Cpu field offset {off} out of reach");
+        assert!(
+            (-256..256).contains(&d),
+            "Cpu field offset {off} out of reach"
+        );
         a.put(enc::ls_unscaled(op, rt, CPU_REG, d));
     }
 }

@@ -222,8 +222,7 @@ fn through_target_cache(a: &mut Asm, rt: &Runtime, charged: usize) {
 /// an inline entry may start there (not FIQ).
 fn entry_hint(block: &GuestBlock, _to: Mode) -> Option<Mode> {
     let h = Mode::from_bits(block.hint.mode as u32)?;
-    (block.hint.mode == h as u8 && MODE_INFO[h as usize] & 1 << MODE_NO_ENTRY_BIT == 0)
-        .then_some(h)
+    (block.hint.mode == h as u8 && MODE_INFO[h as usize] & 1 << MODE_NO_ENTRY_BIT == 0).then_some(h)
 }
 
 /// What a return's fast path assumes.
@@ -293,7 +292,12 @@ fn lines_raised(a: &mut Asm, l: Label) {
 /// [`CPU_REG`](f::CPU_REG)): 2 host instructions.
 fn swap_banks(a: &mut Asm, from: Mode, to: Mode) {
     let bank = f::biased(f::BANK_SP_LR);
-    a.put(enc::w_stp(13, 14, f::CPU_REG, bank + 8 * from.bank() as i32));
+    a.put(enc::w_stp(
+        13,
+        14,
+        f::CPU_REG,
+        bank + 8 * from.bank() as i32,
+    ));
     a.put(enc::w_ldp(13, 14, f::CPU_REG, bank + 8 * to.bank() as i32));
 }
 
@@ -365,12 +369,24 @@ fn fast_return(a: &mut Asm, h: &ReturnHint, general: Label) {
         // code): 0, 0, the mode, 0.
         field(a, Ls::LdrX, cur, word);
         a.put(enc::x_ubfx(cur, cur, 8 * (f::IRQ_LINE - word) as u8, 32));
-        a.put(enc::w_addsub_imm(AddSub::Sub, cur, cur, (h.from as u32) << 4, true));
+        a.put(enc::w_addsub_imm(
+            AddSub::Sub,
+            cur,
+            cur,
+            (h.from as u32) << 4,
+            true,
+        ));
         a.cbnz_to(cur, general);
         field(a, Ls::Ldr, spsr, f::SPSR + 4 * h.from.bank());
     } else {
         field(a, Ls::Ldrb, cur, f::MODE);
-        a.put(enc::w_addsub_imm(AddSub::Sub, cur, cur, h.from as u32, false));
+        a.put(enc::w_addsub_imm(
+            AddSub::Sub,
+            cur,
+            cur,
+            h.from as u32,
+            false,
+        ));
         a.cbnz_to(cur, general);
         field(a, Ls::Ldr, spsr, f::SPSR + 4 * h.from.bank());
         field(a, Ls::Ldrb, t, f::IRQ_LINE);
