@@ -19,6 +19,8 @@ fn main() {
 mod smp;
 mod smp_mmu;
 #[cfg(target_arch = "arm")]
+mod switch_mmu;
+#[cfg(target_arch = "arm")]
 mod systest;
 #[cfg(target_arch = "arm")]
 mod uart;

@@ -1195,6 +1195,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     crate::smp::test_smp(dtb, check);
     test_short_mmu();
     test_lpae();
+    crate::switch_mmu::test_switch(check);
     // SAFETY: single-core counter.
     let fails = unsafe { FAILS };
     if fails == 0 {
