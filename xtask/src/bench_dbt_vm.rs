@@ -134,7 +134,9 @@ pub fn run(ws: &Workspace) -> Result<String> {
     // The first cell's windows split into translated code and the rest.
     let split_out = dir.join("split.txt");
     let mut splits = None;
-    let wanted = profile::requested(KERNELS)?;
+    // The kernel to profile, by its place in the guest's output (the snapshots' order).
+    let names: Vec<(&str, &str)> = native.iter().map(|r| (r.0.as_str(), "")).collect();
+    let wanted = profile::requested(&names)?;
     let prof_out = dir.join("profile.txt");
     for (i, cell) in cells.into_iter().enumerate() {
         eprintln!("bench --dbt: {GUEST} in a VM, {}", cell.name());

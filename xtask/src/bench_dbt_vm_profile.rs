@@ -20,7 +20,8 @@ pub const ENV: &str = "DBT_BENCH_VM_PROFILE";
 /// Symbols listed (the rest summed in one line).
 const TOP: usize = 30;
 
-/// The kernel to profile (`DBT_BENCH_VM_PROFILE`) and its index in `kernels`, if set.
+/// The kernel to profile (`DBT_BENCH_VM_PROFILE`) and its index in `kernels` (the
+/// guest's order: its counter reads are the plugin's snapshots), if set.
 pub fn requested(kernels: &[(&str, &str)]) -> Result<Option<(String, usize)>> {
     let Some(name) = std::env::var_os(ENV) else {
         return Ok(None);
