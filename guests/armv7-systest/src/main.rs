@@ -16,6 +16,8 @@ fn main() {
 }
 
 #[cfg(target_arch = "arm")]
+mod section_tlbi;
+#[cfg(target_arch = "arm")]
 mod smp;
 mod smp_mmu;
 #[cfg(target_arch = "arm")]

@@ -134,7 +134,8 @@ unsafe fn put_code(at: *mut u32, words: &[u32]) {
         // SAFETY: within the caller's page.
         unsafe {
             write_volatile(at.add(k), w);
-            asm!("mcr p15, 0, {a}, c7, c11, 1", a = in(reg) at.add(k), options(nostack)); // DCCMVAU
+            asm!("mcr p15, 0, {a}, c7, c11, 1", a = in(reg) at.add(k), options(nostack));
+            // DCCMVAU
         }
     }
     // SAFETY: barriers and ICIALLU.
@@ -155,8 +156,16 @@ fn build() {
     // SAFETY: the module's own statics, used only by this check on this CPU.
     unsafe {
         for (tt, pt, code) in [
-            (&mut *addr_of_mut!(TTA), &mut *addr_of_mut!(PTA), addr_of!(CODE_A) as u32),
-            (&mut *addr_of_mut!(TTB), &mut *addr_of_mut!(PTB), addr_of!(CODE_B) as u32),
+            (
+                &mut *addr_of_mut!(TTA),
+                &mut *addr_of_mut!(PTA),
+                addr_of!(CODE_A) as u32,
+            ),
+            (
+                &mut *addr_of_mut!(TTB),
+                &mut *addr_of_mut!(PTB),
+                addr_of!(CODE_B) as u32,
+            ),
         ] {
             tt.0.iter_mut().for_each(|e| *e = 0);
             tt.0[0x090] = 0x0900_0000 | SECTION_DEV; // UART
@@ -168,7 +177,10 @@ fn build() {
             tt.0[(VA >> 20) as usize] = pt as *const Page as u32 | 1;
         }
         // ASID 1: add r0, r1, #0xa1; bx lr
-        put_code(addr_of_mut!(CODE_A) as *mut u32, &[0xe281_00a1, 0xe12f_ff1e]);
+        put_code(
+            addr_of_mut!(CODE_A) as *mut u32,
+            &[0xe281_00a1, 0xe12f_ff1e],
+        );
         // ASID 2: eor r0, r1, #0xb2; add r0, r0, r0; bx lr
         put_code(
             addr_of_mut!(CODE_B) as *mut u32,
@@ -220,6 +232,12 @@ pub fn test_switch(check: fn(&str, bool)) {
         (a32, t32)
     };
     let want = expected(ITERATIONS);
-    check("A32 address-space switch loop: per-ASID code at one VA", a32 == want);
-    check("T32 address-space switch loop: per-ASID code at one VA", t32 == want);
+    check(
+        "A32 address-space switch loop: per-ASID code at one VA",
+        a32 == want,
+    );
+    check(
+        "T32 address-space switch loop: per-ASID code at one VA",
+        t32 == want,
+    );
 }

@@ -1196,6 +1196,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     test_short_mmu();
     test_lpae();
     crate::switch_mmu::test_switch(check);
+    crate::section_tlbi::test_section_tlbi(check);
     // SAFETY: single-core counter.
     let fails = unsafe { FAILS };
     if fails == 0 {

@@ -104,6 +104,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             domain: 0,
             manager: false,
             global: d & (1 << 11) == 0,
+            size_log2: shift as u8,
         });
     }
 }

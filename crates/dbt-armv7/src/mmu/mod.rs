@@ -164,6 +164,10 @@ pub struct Walk {
     /// The descriptor's nG bit is clear: the translation holds in every address space
     /// (ASID), not only the current one.
     pub global: bool,
+    /// The size of the mapping the final descriptor makes, log2 of bytes: 12 (small
+    /// page), 16 (large page), 20 (section), 24 (supersection); LPAE 12, 21 or 30. A TLB
+    /// invalidation by an address in it invalidates all of it.
+    pub size_log2: u8,
 }
 
 /// The current address space identifier: `CONTEXTIDR.ASID` with short descriptors, with

@@ -63,7 +63,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
     };
     let l1 = read_desc(bus, (base | idx << 2) as u64, 1)?;
     let afe = cp15.sctlr & (1 << 29) != 0;
-    let (pa_page, ap, xn, pxn, domain, level, af, ng);
+    let (pa_page, ap, xn, pxn, domain, level, af, ng, size_log2);
     match l1 & 3 {
         0 => return Err(fault(FaultKind::Translation, 1, 0)),
         1 => {
@@ -77,10 +77,12 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
                 1 => {
                     pa_page = ((l2 & 0xffff_0000) | (va & 0xf000)) as u64;
                     xn = l2 & (1 << 15) != 0;
+                    size_log2 = 16;
                 }
                 _ => {
                     pa_page = (l2 & 0xffff_f000) as u64;
                     xn = l2 & 1 != 0;
+                    size_log2 = 12;
                 }
             }
             ap = ((l2 >> 9) & 1) << 2 | ((l2 >> 4) & 3);
@@ -97,10 +99,12 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             if l1 & (1 << 18) != 0 {
                 // supersection: PA[39:32] from bits [8:5] and [23:20], domain 0
                 domain = 0;
+                size_log2 = 24;
                 let hi = (((l1 >> 5) & 15) as u64) << 36 | (((l1 >> 20) & 15) as u64) << 32;
                 pa_page = hi | ((l1 & 0xff00_0000) | (va & 0x00ff_f000)) as u64;
             } else {
                 domain = ((l1 >> 5) & 15) as u8;
+                size_log2 = 20;
                 pa_page = ((l1 & 0xfff0_0000) | (va & 0x000f_f000)) as u64;
             }
         }
@@ -133,5 +137,6 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
         domain,
         manager,
         global: !ng,
+        size_log2,
     })
 }

@@ -154,6 +154,12 @@ pub struct Dbt<G: CodeGen> {
     /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
     /// vmalloc purge). Holds dropped ids too, until the next flush.
     by_page: BTreeMap<u32, Vec<u32>>,
+    /// Guest mappings larger than a page (sections, LPAE blocks...) that blocks were
+    /// translated from: `(virtual base, log2 of the size)`. TLB maintenance by one address
+    /// in such a mapping invalidates all of it: the blocks of all its pages go.
+    block_maps: BTreeSet<(u32, u8)>,
+    /// The sizes (bit `log2`) in `block_maps`.
+    block_map_sizes: u32,
     used: usize,
     state: GuestState,
     stats: Stats,
@@ -204,6 +210,8 @@ struct Origin {
     global: bool,
     domain: u8,
     dacr_field: u8,
+    /// The size of the guest mapping of its page, log2 of bytes (12: a page; MMU off: 12).
+    size_log2: u8,
 }
 
 /// Guest memory as instruction fetch at one privilege sees it with the MMU on: each
@@ -317,6 +325,8 @@ impl<G: CodeGen> Dbt<G> {
             by_addr: BTreeMap::new(),
             last_fault_block: None,
             by_page: BTreeMap::new(),
+            block_maps: BTreeSet::new(),
+            block_map_sizes: 0,
             used: 0,
             state: GuestState::default(),
             stats: Stats::default(),
@@ -445,6 +455,7 @@ impl<G: CodeGen> Dbt<G> {
                 global: false,
                 domain: NO_DOMAIN,
                 dacr_field: NO_DOMAIN,
+                size_log2: 12,
             });
         }
         let acc = Access {
@@ -458,6 +469,7 @@ impl<G: CodeGen> Dbt<G> {
         Some(Origin {
             phys: u32::try_from(pa >> 12).ok()?,
             global: w.global,
+            size_log2: w.size_log2,
             domain: if short { w.domain } else { NO_DOMAIN },
             dacr_field: if short {
                 ((cpu.cp15.dacr >> (2 * w.domain)) & 3) as u8
@@ -884,10 +896,40 @@ impl<G: CodeGen> Dbt<G> {
             TlbMaintenance::Asid(a) => {
                 self.drop_blocks(mem, |b, _| b.key.asid == SPACE_ASID | a as u16)
             }
-            TlbMaintenance::Page { va, asid } => self.drop_in_page(mem, va, |b| {
+            TlbMaintenance::Page { va, asid } => self.drop_in_mapping(mem, va, |b| {
                 b.key.asid == SPACE_ASID | asid as u16 || b.key.asid == SPACE_GLOBAL
             }),
-            TlbMaintenance::PageAllAsids(va) => self.drop_in_page(mem, va, |_| true),
+            TlbMaintenance::PageAllAsids(va) => self.drop_in_mapping(mem, va, |_| true),
+        }
+    }
+
+    /// Drops the live blocks translated with the MMU on from the guest mapping that holds
+    /// virtual address `va` for which `which` holds: its page's, and if blocks were
+    /// translated from a larger mapping holding `va` (a section...), every page's of that
+    /// mapping (the guest's TLB invalidation by one address drops the whole entry).
+    fn drop_in_mapping(
+        &mut self,
+        mem: &mut dyn CodeMemory,
+        va: u32,
+        which: impl Fn(&Block) -> bool,
+    ) {
+        self.drop_in_page(mem, va, &which);
+        let mut sizes = self.block_map_sizes;
+        while sizes != 0 {
+            let log2 = sizes.trailing_zeros() as u8;
+            sizes &= sizes - 1;
+            let base = va & !((1u32 << log2) - 1);
+            if self.block_maps.remove(&(base, log2)) {
+                let last = (base as u64 + (1u64 << log2) - 1) as u32;
+                let pages: Vec<u32> = self
+                    .by_page
+                    .range(base >> 12..=last >> 12)
+                    .map(|(&p, _)| p)
+                    .collect();
+                for p in pages {
+                    self.drop_in_page(mem, p << 12, &which);
+                }
+            }
         }
     }
 
@@ -1004,6 +1046,11 @@ impl<G: CodeGen> Dbt<G> {
         }
         if key.asid != SPACE_FLAT {
             self.by_page.entry(key.pc >> 12).or_default().push(id);
+            if origin.size_log2 > 12 && origin.size_log2 < 32 {
+                let base = key.pc & !((1u32 << origin.size_log2) - 1);
+                self.block_maps.insert((base, origin.size_log2));
+                self.block_map_sizes |= 1 << origin.size_log2;
+            }
         }
         self.blocks.push(block);
         self.map.insert(key, id);
@@ -1239,6 +1286,7 @@ impl<G: CodeGen> Dbt<G> {
                 global: false,
                 domain: NO_DOMAIN,
                 dacr_field: NO_DOMAIN,
+                size_log2: 12,
             };
             self.translate(key, origin, bus, mem);
         }
@@ -1255,6 +1303,8 @@ impl<G: CodeGen> Dbt<G> {
         self.by_addr.clear();
         self.last_fault_block = None;
         self.by_page.clear();
+        self.block_maps.clear();
+        self.block_map_sizes = 0;
         if let Some((_, end)) = self.rt {
             self.used = end;
         }

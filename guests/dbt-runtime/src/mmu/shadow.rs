@@ -124,6 +124,13 @@ struct State {
     shape: (u32, u32),
     /// The last fault filled: `(FAR, write)`.
     last_fill: Option<(u64, bool)>,
+    /// Guest mappings larger than a page (sections, supersections, large pages, LPAE
+    /// blocks) that pages were filled from: `(virtual base, log2 of the size)`. The
+    /// guest's TLB maintenance by one address in such a mapping invalidates all of it, so
+    /// every page filled from it goes.
+    blocks: BTreeSet<(u32, u8)>,
+    /// The sizes (bit `log2`) in `blocks`.
+    block_sizes: u32,
     stats: Stats,
 }
 
@@ -162,6 +169,8 @@ fn new_state(v: usize) -> State {
         generation: 1,
         shape: (0, 0),
         last_fill: None,
+        blocks: BTreeSet::new(),
+        block_sizes: 0,
         stats: Stats::default(),
     }
 }
@@ -480,6 +489,11 @@ impl State {
             .entry(page)
             .or_default()
             .push((i as u8, sh.generation, va & !0xfff));
+        if w.size_log2 > 12 && w.size_log2 < 32 {
+            let base = va & !((1u32 << w.size_log2) - 1);
+            self.blocks.insert((base, w.size_log2));
+            self.block_sizes |= 1 << w.size_log2;
+        }
         self.stats.fills += 1;
         true
     }
@@ -561,11 +575,28 @@ impl State {
         self.stats.dropped += 1;
     }
 
+    /// Clears the entries of guest virtual addresses `[base, base + 2^log2)` in every
+    /// shadow (the pages filled from one guest block mapping).
+    fn clear_block(&mut self, base: u32, log2: u8) {
+        let pages = 1u64 << (log2 - 12);
+        for i in 0..self.shadows.len() {
+            for k in 0..pages {
+                let va = base.wrapping_add((k << 12) as u32);
+                if let Some(e) = self.entry(i, va, false) {
+                    // SAFETY: a level-3 entry of one of our tables.
+                    unsafe { core::ptr::write_volatile(e, 0) };
+                }
+            }
+        }
+    }
+
     /// Applies TLB maintenance `op` to these shadows (performed by this vCPU, `mine`, or
     /// by another). Shadows of other vCPUs, and this vCPU's current one, are emptied in
     /// place; the page forms clear the page's entry in every shadow (global pages are
-    /// copied into each); the caller invalidates the host TLB for it.
-    fn maintenance(&mut self, op: TlbMaintenance, mine: bool) {
+    /// copied into each), and every page filled from a guest block mapping that holds the
+    /// address; the caller invalidates the host TLB for the page, or for everything when
+    /// this returns true (a block mapping's pages were cleared).
+    fn maintenance(&mut self, op: TlbMaintenance, mine: bool) -> bool {
         match op {
             TlbMaintenance::All => {
                 for i in 0..self.shadows.len() {
@@ -578,6 +609,8 @@ impl State {
                 if mine {
                     self.aliases.clear();
                 }
+                self.blocks.clear();
+                self.block_sizes = 0;
             }
             TlbMaintenance::Asid(a) => {
                 for i in 0..self.shadows.len() {
@@ -597,8 +630,21 @@ impl State {
                         unsafe { core::ptr::write_volatile(e, 0) };
                     }
                 }
+                let mut sizes = self.block_sizes;
+                let mut cleared = false;
+                while sizes != 0 {
+                    let log2 = sizes.trailing_zeros() as u8;
+                    sizes &= sizes - 1;
+                    let base = va & !((1u32 << log2) - 1);
+                    if self.blocks.remove(&(base, log2)) {
+                        self.clear_block(base, log2);
+                        cleared = true;
+                    }
+                }
+                return cleared;
             }
         }
+        false
     }
 }
 
@@ -651,13 +697,18 @@ pub fn switch_in_code(ctx: &GuestMmu) -> bool {
 /// that `op` removed.
 pub fn maintenance(op: TlbMaintenance) {
     let me = me();
+    let mut blocks = false;
     for (v, state) in STATES.iter().enumerate().take(vcpus()) {
         let mut g = state.lock();
         if let Some(s) = g.as_mut() {
-            s.maintenance(op, v == me);
+            blocks |= s.maintenance(op, v == me);
         }
     }
-    if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
+    if blocks {
+        // SAFETY: drops every translation of this regime (the pages of a guest block
+        // mapping, in every shadow); barriers complete it.
+        unsafe { core::arch::asm!("dsb ishst", "tlbi vmalle1is", "dsb ish", "isb") };
+    } else if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
         tlbi_va_all(va);
     }
     if vcpus() > 1 {
