@@ -17,7 +17,8 @@ use talc::TalcLock;
 /// link lists) left those lists thousands long: ~10,800 host instructions per free,
 /// 5.2 G of the 8.3 G host instructions of the armhf Linux boot to `Run /init` (issue 18).
 #[global_allocator]
-static HEAP: TalcLock<spin::mutex::SpinMutex<()>, Manual> = TalcLock::new(Manual);
+static HEAP: TalcLock<spin::mutex::SpinMutex<(), crate::smp::Yield>, Manual> =
+    TalcLock::new(Manual);
 
 core::arch::global_asm!(
     ".section .text.start, \"ax\"",

@@ -26,7 +26,7 @@ pub mod shadow;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::*;
 use alloc::boxed::Box;
-use spin::Mutex;
+use crate::smp::Mutex;
 
 /// One translation table.
 #[repr(C, align(4096))]

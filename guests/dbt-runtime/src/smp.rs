@@ -41,9 +41,28 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::mmu::TlbMaintenance;
 use dbt_armv7::translate::{CodeGen, Dbt};
-use spin::{Mutex, Once};
+use spin::Once;
 
 use crate::code::Code;
+
+/// The runtime's spin-wait hint: `YIELD`, which says that this PE only waits for another
+/// one (ARM ARM C6.2 "YIELD"). `core::hint::spin_loop` is an `ISB` on AArch64, which says
+/// nothing of the kind: under QEMU's single-threaded round-robin TCG (`-icount`) a vCPU
+/// spinning on a lock that the other vCPU holds then ran until QEMU's 100 ms kick before
+/// the holder could go on (2-vCPU Linux under the DBT crawled: one vCPU spun in the
+/// shadow-fill vector on its shadow lock while the other emptied that shadow, one
+/// `TLBI ASIDE1IS` per round); QEMU ends a vCPU's turn at a `YIELD`.
+pub struct Yield;
+
+impl spin::RelaxStrategy for Yield {
+    fn relax() {
+        // SAFETY: a hint; no memory, stack or flags are touched.
+        unsafe { core::arch::asm!("yield", options(nomem, nostack, preserves_flags)) };
+    }
+}
+
+/// The runtime's spin lock: its waiters [`Yield`].
+pub type Mutex<T> = spin::mutex::Mutex<T, Yield>;
 
 /// Most vCPUs of a VM (`link.ld` `MAX_VCPUS`, the hypervisor's `dbt_runtime::MAX_VCPUS`).
 pub const MAX_VCPUS: usize = 8;
@@ -265,7 +284,7 @@ pub fn broadcast_tlb(op: TlbMaintenance) {
                     "vCPU {me}: TLB maintenance {op:?} still waits for vCPU {v} after {polls} polls"
                 ));
             }
-            core::hint::spin_loop();
+            <Yield as spin::RelaxStrategy>::relax();
         }
         TLB_SPINS.fetch_add(polls, Ordering::Relaxed);
     }

@@ -44,7 +44,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
-use spin::Mutex;
+use crate::smp::Mutex;
 
 use crate::smp::{me, MAX_VCPUS};
 
