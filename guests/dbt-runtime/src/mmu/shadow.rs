@@ -16,10 +16,12 @@
 //!   access the guest does not permit is not filled: the engine then runs the
 //!   instruction in the interpreter, which raises the guest's exact abort.
 //! - Invalidated on the guest's TLB maintenance (`TLBIALL`: every shadow; `TLBIASID`: that
-//!   ASID's; `TLBIMVA*`: that page in every shadow), on `TTBCR` writes and on `SCTLR`
-//!   changes that change permissions (`AFE`, `WXN`). `TTBR`/`CONTEXTIDR` writes select
-//!   another shadow and drop nothing: as the guest's own TLB, the shadow keeps an ASID's
-//!   translations until the guest invalidates them.
+//!   ASID's; `TLBIMVA*`: that page in every shadow, and every page filled from a guest
+//!   section, supersection, large page or LPAE block holding it), on `TTBCR` writes and on
+//!   `SCTLR` changes that change permissions (`AFE`, `WXN`). `TTBR`/`CONTEXTIDR` writes
+//!   select another shadow and drop nothing: as the guest's own TLB, the shadow keeps an
+//!   ASID's translations until the guest invalidates them. Translated code switches to a
+//!   shadow this vCPU already has without leaving the code cache ([`switch_in_code`]).
 //! - Code pages (by guest physical page) are read-only in every shadow that maps them
 //!   (a reverse map finds the aliases), so self-modifying code is still detected.
 //! - Guest virtual addresses are 32-bit: only level-1 entries 0-3 of a shadow hold guest
