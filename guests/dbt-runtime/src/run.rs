@@ -130,7 +130,11 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
         let exit = dbt.run(&mut cpu, &mut bus, &mut code, SLICE);
         crate::smp::set_running(false);
         match exit {
-            Exit::Budget => {}
+            // The slice ended: a hint that other PEs may go first. QEMU's round-robin TCG
+            // (-icount) then switches to the next vCPU: a guest spinning for another vCPU
+            // (Linux's stop_machine, IRQs off) no longer holds the host thread for a whole
+            // QEMU time slice while that vCPU waits for its turn.
+            Exit::Budget => <crate::smp::Yield as spin::RelaxStrategy>::relax(),
             Exit::Wfi => aarch64_cpu::asm::wfi(),
             e @ (Exit::Hvc(_) | Exit::Smc(_)) => {
                 let args = core::array::from_fn(|i| cpu.reg(i));
