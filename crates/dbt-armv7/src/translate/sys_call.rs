@@ -131,7 +131,7 @@ pub unsafe extern "C" fn step_from_code(
         (&mut *state, &mut *ctx)
     };
     // SAFETY: as above.
-    let (cpu, bus) = unsafe { (&mut *ctx.cpu, &mut *ctx.bus) };
+    let cpu = unsafe { &mut *ctx.cpu };
     let thumb = it_len & IT_LEN_THUMB != 0;
     let len = (it_len >> 8) & 0xff;
     // Before the register file is copied: an address-space switch that the block
@@ -148,16 +148,50 @@ pub unsafe extern "C" fn step_from_code(
             }
         }
         // Leaves as the interpreter's run of it would.
-        copy_regs(&mut cpu.r, &st.r);
-        cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
-        set_thumb(cpu, thumb);
-        cpu.it = 0;
-        cpu.r[15] = pc.wrapping_add(len);
-        cpu.icount += 1;
-        ctx.counted = 1;
-        ctx.exit = None;
-        return 1;
+        return leave_after_write(st, ctx, pc, len, thumb);
     }
+    interpret_in_block(st, ctx, pc, it_len, raw)
+}
+
+/// The end of [`step_from_code`] for a translation-register write it performed but that
+/// the block does not survive: the CPU state after the instruction, as the interpreter's
+/// run of it would leave it, and 1 (leave). Out of line: the switch's path stays short.
+#[inline(never)]
+#[cold]
+fn leave_after_write(
+    st: &GuestState,
+    ctx: &mut CallCtx<'_>,
+    pc: u32,
+    len: u32,
+    thumb: bool,
+) -> u64 {
+    // SAFETY: the CPU of this entry (see `step_from_code`'s contract).
+    let cpu = unsafe { &mut *ctx.cpu };
+    copy_regs(&mut cpu.r, &st.r);
+    cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
+    set_thumb(cpu, thumb);
+    cpu.it = 0;
+    cpu.r[15] = pc.wrapping_add(len);
+    cpu.icount += 1;
+    ctx.counted = 1;
+    ctx.exit = None;
+    1
+}
+
+/// The rest of [`step_from_code`]: the instruction in the interpreter (out of line, so
+/// that the address-space switch's path does not pay for its frame).
+#[inline(never)]
+fn interpret_in_block(
+    st: &mut GuestState,
+    ctx: &mut CallCtx<'_>,
+    pc: u32,
+    it_len: u32,
+    raw: u32,
+) -> u64 {
+    // SAFETY: the CPU and bus of this entry (see `step_from_code`'s contract).
+    let (cpu, bus) = unsafe { (&mut *ctx.cpu, &mut *ctx.bus) };
+    let thumb = it_len & IT_LEN_THUMB != 0;
+    let len = (it_len >> 8) & 0xff;
     copy_regs(&mut cpu.r, &st.r);
     cpu.cpsr = (cpu.cpsr & !NZCV) | (st.nzcv & NZCV);
     cpu.r[15] = pc;

@@ -127,10 +127,10 @@ struct State {
     /// The last fault filled: `(FAR, write)`.
     last_fill: Option<(u64, bool)>,
     /// Guest mappings larger than a page (sections, supersections, large pages, LPAE
-    /// blocks) that pages were filled from: `(virtual base, log2 of the size)`. The
-    /// guest's TLB maintenance by one address in such a mapping invalidates all of it, so
-    /// every page filled from it goes.
-    blocks: BTreeSet<(u32, u8)>,
+    /// blocks) that pages were filled from: `(virtual base, log2 of the size)` -> the
+    /// pages filled. The guest's TLB maintenance by one address in such a mapping
+    /// invalidates all of it, so every page filled from it goes.
+    blocks: BTreeMap<(u32, u8), Vec<u32>>,
     /// The sizes (bit `log2`) in `blocks`.
     block_sizes: u32,
     stats: Stats,
@@ -171,7 +171,7 @@ fn new_state(v: usize) -> State {
         generation: 1,
         shape: (0, 0),
         last_fill: None,
-        blocks: BTreeSet::new(),
+        blocks: BTreeMap::new(),
         block_sizes: 0,
         stats: Stats::default(),
     }
@@ -493,7 +493,10 @@ impl State {
             .push((i as u8, sh.generation, va & !0xfff));
         if w.size_log2 > 12 && w.size_log2 < 32 {
             let base = va & !((1u32 << w.size_log2) - 1);
-            self.blocks.insert((base, w.size_log2));
+            let pages = self.blocks.entry((base, w.size_log2)).or_default();
+            if pages.last() != Some(&(va & !0xfff)) {
+                pages.push(va & !0xfff);
+            }
             self.block_sizes |= 1 << w.size_log2;
         }
         self.stats.fills += 1;
@@ -577,18 +580,19 @@ impl State {
         self.stats.dropped += 1;
     }
 
-    /// Clears the entries of guest virtual addresses `[base, base + 2^log2)` in every
-    /// shadow (the pages filled from one guest block mapping).
-    fn clear_block(&mut self, base: u32, log2: u8) {
-        let pages = 1u64 << (log2 - 12);
+    /// Clears the entries of the guest virtual pages `pages` (those filled from one guest
+    /// block mapping) in every shadow, and their host TLB entries.
+    fn clear_pages(&mut self, pages: &[u32]) {
         for i in 0..self.shadows.len() {
-            for k in 0..pages {
-                let va = base.wrapping_add((k << 12) as u32);
+            for &va in pages {
                 if let Some(e) = self.entry(i, va, false) {
                     // SAFETY: a level-3 entry of one of our tables.
                     unsafe { core::ptr::write_volatile(e, 0) };
                 }
             }
+        }
+        for &va in pages {
+            tlbi_va_all(va);
         }
     }
 
@@ -596,9 +600,9 @@ impl State {
     /// by another). Shadows of other vCPUs, and this vCPU's current one, are emptied in
     /// place; the page forms clear the page's entry in every shadow (global pages are
     /// copied into each), and every page filled from a guest block mapping that holds the
-    /// address; the caller invalidates the host TLB for the page, or for everything when
-    /// this returns true (a block mapping's pages were cleared).
-    fn maintenance(&mut self, op: TlbMaintenance, mine: bool) -> bool {
+    /// address (with their host TLB entries); the caller invalidates the host TLB for the
+    /// page.
+    fn maintenance(&mut self, op: TlbMaintenance, mine: bool) {
         match op {
             TlbMaintenance::All => {
                 for i in 0..self.shadows.len() {
@@ -633,20 +637,23 @@ impl State {
                     }
                 }
                 let mut sizes = self.block_sizes;
-                let mut cleared = false;
                 while sizes != 0 {
                     let log2 = sizes.trailing_zeros() as u8;
                     sizes &= sizes - 1;
                     let base = va & !((1u32 << log2) - 1);
-                    if self.blocks.remove(&(base, log2)) {
-                        self.clear_block(base, log2);
-                        cleared = true;
+                    // Emptied, not removed: the mapping's next fills reuse the list.
+                    let Some(list) = self.blocks.get_mut(&(base, log2)) else {
+                        continue;
+                    };
+                    let mut pages = core::mem::take(list);
+                    self.clear_pages(&pages);
+                    pages.clear();
+                    if let Some(list) = self.blocks.get_mut(&(base, log2)) {
+                        *list = pages;
                     }
                 }
-                return cleared;
             }
         }
-        false
     }
 }
 
@@ -699,18 +706,13 @@ pub fn switch_in_code(ctx: &GuestMmu) -> bool {
 /// that `op` removed.
 pub fn maintenance(op: TlbMaintenance) {
     let me = me();
-    let mut blocks = false;
     for (v, state) in STATES.iter().enumerate().take(vcpus()) {
         let mut g = state.lock();
         if let Some(s) = g.as_mut() {
-            blocks |= s.maintenance(op, v == me);
+            s.maintenance(op, v == me);
         }
     }
-    if blocks {
-        // SAFETY: drops every translation of this regime (the pages of a guest block
-        // mapping, in every shadow); barriers complete it.
-        unsafe { core::arch::asm!("dsb ishst", "tlbi vmalle1is", "dsb ish", "isb") };
-    } else if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
+    if let TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) = op {
         tlbi_va_all(va);
     }
     if vcpus() > 1 {
