@@ -40,13 +40,13 @@
 //!   lock, then [`PROTECTED`]; [`protect`] takes `PROTECTED` alone, then each state lock
 //!   in turn; nothing holds two state locks.
 
+use crate::smp::Mutex;
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
-use crate::smp::Mutex;
 
 use crate::smp::{me, MAX_VCPUS};
 
