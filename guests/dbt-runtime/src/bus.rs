@@ -83,6 +83,22 @@ fn in_space(pa: u64, size: u8) -> bool {
     matches!(size, 1 | 2 | 4 | 8) && pa.checked_add(size as u64).is_some_and(|e| e <= LIMIT)
 }
 
+/// Stores `value` (`size` bytes) at guest physical `pa` (below 4 GiB) through the
+/// window; true if the store faulted.
+fn store(pa: u64, size: u8, value: u64) -> bool {
+    // SAFETY: `pa` is below 4 GiB: the window onto the guest's own physical space, where
+    // an access either succeeds or aborts into the probe fixup.
+    let p = unsafe {
+        match size {
+            1 => dbt_rt_st8(WINDOW + pa, value),
+            2 => dbt_rt_st16(WINDOW + pa, value),
+            4 => dbt_rt_st32(WINDOW + pa, value),
+            _ => dbt_rt_st64(WINDOW + pa, value),
+        }
+    };
+    p.fault != 0
+}
+
 impl Bus for GuestBus {
     fn read(&mut self, pa: u64, size: u8) -> Result<u64, BusFault> {
         if !in_space(pa, size) {
@@ -108,24 +124,18 @@ impl Bus for GuestBus {
         if !in_space(pa, size) {
             return Err(BusFault);
         }
-        // SAFETY: as for `read`.
-        let p = unsafe {
-            match size {
-                1 => dbt_rt_st8(WINDOW + pa, value),
-                2 => dbt_rt_st16(WINDOW + pa, value),
-                4 => dbt_rt_st32(WINDOW + pa, value),
-                _ => dbt_rt_st64(WINDOW + pa, value),
-            }
-        };
-        if p.fault != 0 {
-            // A code page another vCPU translated from (read-only for it) takes the store
-            // through the runtime's write alias; anything else is the guest's abort.
-            if crate::smp::write_held(pa, size, value) {
+        // A code page another vCPU translated from (read-only for it) takes the store
+        // through the runtime's write alias. A page that no vCPU holds any more became
+        // writable between the fault and the look at the holders (its last holder dropped
+        // its translations: on SMP Linux, one vCPU poisoning `__init` pages while the
+        // other drained its mailbox): the store is made again. Anything else is the
+        // guest's abort.
+        for _ in 0..2 {
+            if !store(pa, size, value) || crate::smp::write_held(pa, size, value) {
                 return Ok(());
             }
-            return Err(BusFault);
         }
-        Ok(())
+        Err(BusFault)
     }
 
     fn ram(&mut self, pa: u64) -> Option<&[u8]> {
