@@ -1062,9 +1062,7 @@ impl<G: CodeGen> Dbt<G> {
     /// cache offset `host` (a faulting access), from the blocks' side tables.
     fn fault_site(&mut self, host: usize) -> (u32, u8, u64, bool) {
         let (at, id) = match self.last_fault_block {
-            Some((at, end, id))
-                if (at..end).contains(&host) && self.blocks[id as usize].live =>
-            {
+            Some((at, end, id)) if (at..end).contains(&host) && self.blocks[id as usize].live => {
                 (at, id)
             }
             _ => {
