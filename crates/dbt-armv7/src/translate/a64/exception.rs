@@ -30,6 +30,15 @@
 //! (the interpreter keeps the current one), IT bits, `J` or `E`, or while an interrupt
 //! line is raised (the return may unmask it: the dispatcher takes it).
 //!
+//! Each entry and return first tries a fast path specialised on the block's
+//! [`ExcHint`] (the mode, its SPSR and LR when the block was translated): the current
+//! mode (entry: and the CPSR's T), and for a return the SPSR's bits 27:0, no raised
+//! interrupt line and LR are checked against it, then the work runs with every bank index,
+//! offset and mode constant, through the `Cpu` address kept in
+//! [`CPU_REG`](f::CPU_REG), and a return leaves by a linkable exit to the hinted return
+//! address. A failed check runs the general sequence described above.
+//!
+//! [`ExcHint`]: crate::translate::exc_assume::ExcHint
 //! [`MODE_INFO`]: crate::translate::state::MODE_INFO
 //! [`Cpu`]: crate::Cpu
 //! [`Cpu::take_exception`]: crate::Cpu::take_exception
@@ -178,10 +187,6 @@ pub fn lower(
         through_target_cache(a, rt, charged);
         return slow;
     }
-    let mode = match kind {
-        Kind::Svc => Mode::Svc,
-        _ => Mode::Und,
-    };
     let mut leave = |a: &mut Asm, vector: u32| {
         if exc.te() == thumb {
             link_to(a, vector);
@@ -190,7 +195,7 @@ pub fn lower(
             through_target_cache(a, rt, charged);
         }
     };
-    if let Some(h) = entry_hint(block, mode) {
+    if let Some(h) = entry_hint(block) {
         let vector = fast_entry(a, insn, pc, thumb, exc, kind, h, general);
         leave(a, vector);
     }
@@ -220,7 +225,7 @@ fn through_target_cache(a: &mut Asm, rt: &Runtime, charged: usize) {
 
 /// The mode an entry's fast path assumes it is taken from: the block's hint, when
 /// an inline entry may start there (not FIQ).
-fn entry_hint(block: &GuestBlock, _to: Mode) -> Option<Mode> {
+fn entry_hint(block: &GuestBlock) -> Option<Mode> {
     let h = Mode::from_bits(block.hint.mode as u32)?;
     (block.hint.mode == h as u8 && MODE_INFO[h as usize] & 1 << MODE_NO_ENTRY_BIT == 0).then_some(h)
 }
