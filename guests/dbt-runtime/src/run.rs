@@ -24,6 +24,14 @@ const BYTES_PER_BLOCK: u64 = 512;
 /// Guest instructions per slice: the longest an interrupt waits for the loop to look.
 const SLICE: u64 = 250_000;
 
+/// Guest instructions per slice with more than one vCPU: also the longest another vCPU's
+/// broadcast TLB maintenance waits for this one to take it (`smp::broadcast_tlb`; polled
+/// at every dispatch, i.e. at least once a slice). Linux flushes a purged vmalloc range
+/// page by page (tens of thousands of `TLBIMVAAIS` in one go) while the other vCPU may
+/// spin with IRQs off (stop_machine): at 250 000 each operation cost the issuer about
+/// that many of the other vCPU's instructions.
+const SMP_SLICE: u64 = 16_000;
+
 /// What the runtime reads from the guest's device tree.
 struct Machine {
     ram: core::ops::Range<u64>,
@@ -112,6 +120,11 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
     }
     cpu.set_pc(entry as u32 & !1);
 
+    let slice = if crate::mmu::shadow::vcpus() > 1 {
+        SMP_SLICE
+    } else {
+        SLICE
+    };
     let mut dbt = Dbt::new(A64Gen::new());
     // A slice may end a few instructions early, at a block boundary (interrupts are
     // looked at between slices only): cheaper than interpreting up to the exact count.
@@ -127,7 +140,7 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
         cpu.irq_line = isr & ISR_I != 0;
         cpu.fiq_line = isr & ISR_F != 0;
         crate::smp::set_running(true);
-        let exit = dbt.run(&mut cpu, &mut bus, &mut code, SLICE);
+        let exit = dbt.run(&mut cpu, &mut bus, &mut code, slice);
         crate::smp::set_running(false);
         match exit {
             // The slice ended: a hint that other PEs may go first. QEMU's round-robin TCG
