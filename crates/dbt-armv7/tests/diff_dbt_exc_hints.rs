@@ -386,3 +386,91 @@ fn svc_from_fiq_mode_agrees_with_the_interpreter() {
     // FIQ-mode entries leave the code cache (2 of the 4 exceptions per pass).
     check("FIQ", &img, MAIN, 40 * 8);
 }
+
+/// System calls from User mode: a User loop raises `SVC` and UNDEFINED, whose handlers
+/// (Supervisor and Undefined mode, each with its own SP) return to User with
+/// `MOVS pc, lr`; the entries leave a PL0 block and the returns enter one (another
+/// translation context: the code leaves to the dispatcher after the state change). The
+/// last `SVC` returns to Supervisor mode (its handler rewrites the SPSR's mode).
+#[test]
+fn svc_from_user_mode_agrees_with_the_interpreter() {
+    let mut c = Code {
+        thumb: false,
+        h: Vec::new(),
+    };
+    c.mov32(1, VECTORS);
+    c.a32(0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
+    c.a32(0xf102_001f); // cps #0x1f (System: User's SP and LR)
+    c.mov32(1, 0x1234_5670);
+    c.a32(0xe1a0_d001); // mov sp, r1
+    c.mov32(1, 0x0bad_cafe);
+    c.a32(0xe1a0_e001); // mov lr, r1
+    c.a32(0xf102_001b); // cps #0x1b (Undefined)
+    c.mov32(1, 0x2222_0000);
+    c.a32(0xe1a0_d001); // mov sp, r1
+    c.a32(0xf102_0013); // cps #0x13
+    c.mov32(1, 0x3333_0000);
+    c.a32(0xe1a0_d001); // mov sp, r1
+    c.mov32(0, 0);
+    c.mov32(6, 50);
+    c.a32(0xf102_0010); // cps #0x10 (User)
+    let top = MAIN + 2 * c.h.len() as u32;
+    c.a32(0xef00_0001); // svc #1
+    c.a32(0xe7f0_00f2); // udf #2
+    c.a32(0xe080_000d); // add r0, r0, sp
+    c.a32(0xe020_01ee); // eor r0, r0, lr, ror #3
+    c.a32(0xe256_6001); // subs r6, r6, #1
+    let at = MAIN + 2 * c.h.len() as u32;
+    c.a32(common::a32::b(1, at, top)); // bne top
+    c.a32(0xef00_0003); // svc #3: back in Supervisor mode
+    c.mov32(5, OUT);
+    c.a32(0xe585_0000); // str r0, [r5]
+    c.mov32(0, 1);
+    c.mov32(1, OUT);
+    c.mov32(2, 4);
+    c.mov32(7, 4);
+    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
+    c.mov32(0, 0);
+    c.mov32(7, 1);
+    c.a32(0xe140_0070); // hvc #0: exit(0)
+    let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
+    let put = |img: &mut Vec<u8>, at: u32, w: u32| {
+        let o = (at - BASE) as usize;
+        img[o..o + 4].copy_from_slice(&w.to_le_bytes());
+    };
+    let (und, svc) = (VECTORS + 0x20, VECTORS + 0x40);
+    put(&mut img, VECTORS + 4, common::a32::b(14, VECTORS + 4, und));
+    put(&mut img, VECTORS + 8, common::a32::b(14, VECTORS + 8, svc));
+    for (k, w) in [
+        0xe080_000e, // add r0, r0, lr
+        0xe080_03ed, // add r0, r0, sp, ror #7
+        0xe1b0_f00e, // movs pc, lr
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        put(&mut img, und + 4 * k as u32, w);
+    }
+    for (k, w) in [
+        0xe080_000e, // add r0, r0, lr
+        0xe020_02ed, // eor r0, r0, sp, ror #5
+        0xe24d_d004, // sub sp, sp, #4 (SP_svc must be saved on the way back to User)
+        0xe356_0000, // cmp r6, #0
+        0x014f_1000, // mrseq r1, spsr
+        0x03c1_101f, // biceq r1, r1, #0x1f
+        0x0381_1013, // orreq r1, r1, #0x13
+        0x016f_f001, // msreq spsr_fsxc, r1
+        0xe1b0_f00e, // movs pc, lr
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        put(&mut img, svc + 4 * k as u32, w);
+    }
+    for (k, hw) in c.h.iter().enumerate() {
+        let o = (MAIN - BASE) as usize + 2 * k;
+        img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+    }
+    // Each entry from User and each return to it goes through the dispatcher (4 a pass).
+    check("User", &img, MAIN, 50 * 5);
+}

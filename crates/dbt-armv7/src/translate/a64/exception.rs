@@ -171,7 +171,11 @@ pub fn lower(
         Kind::Undefined => ExcAssume::REPORT_ALL | ExcAssume::EE,
         Kind::Return(_) => 0,
     };
-    if !block.key.privileged || it != 0 || exc.flags & reported != 0 {
+    // A PL0 block's entries change the translation context: they leave to the
+    // dispatcher (which selects PL1's return stack and target cache) at the vector.
+    let from_pl0 = !block.key.privileged;
+    let pl0_return = from_pl0 && matches!(kind, Kind::Return(_));
+    if pl0_return || it != 0 || exc.flags & reported != 0 {
         a.b_to(slow);
         return slow;
     }
@@ -183,12 +187,18 @@ pub fn lower(
             link_to(a, h.target);
         }
         a.bind(general);
-        exception_return(a, imm, slow);
+        let to_user = a.label();
+        exception_return(a, imm, slow, to_user);
         through_target_cache(a, rt, charged);
+        a.bind(to_user);
+        return_to_user(a, rt, charged, slow);
         return slow;
     }
     let mut leave = |a: &mut Asm, vector: u32| {
-        if exc.te() == thumb {
+        if from_pl0 {
+            mov32(a, T_PCV, vector | exc.te() as u32);
+            to_dispatcher(a, rt, charged);
+        } else if exc.te() == thumb {
             link_to(a, vector);
         } else {
             mov32(a, T_PCV, vector | exc.te() as u32);
@@ -217,6 +227,24 @@ fn through_target_cache(a: &mut Asm, rt: &Runtime, charged: usize) {
     let miss = a.label();
     indirect::lookup(a, T_PCV, miss);
     a.bind(miss);
+    exit_bx(a, rt);
+}
+
+/// Charges the `charged` instructions and leaves to the dispatcher at the guest address
+/// (with the instruction-set bit) in `T_PCV`, without the target cache: the exception
+/// changed the privilege, and so the translation context whose tables the code holds.
+fn to_dispatcher(a: &mut Asm, rt: &Runtime, charged: usize) {
+    a.put(enc::x_addsub_imm(
+        AddSub::Sub,
+        BUDGET,
+        BUDGET,
+        charged as u32,
+    ));
+    exit_bx(a, rt);
+}
+
+/// An unlinked indirect exit to the guest address in `T_PCV` (the dispatcher).
+fn exit_bx(a: &mut Asm, rt: &Runtime) {
     a.put(enc::w_mov(super::T_ADDR, T_PCV));
     a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
     a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
@@ -489,8 +517,9 @@ fn entry(
 
 /// `MOVS pc, lr` / `SUBS pc, lr, #imm` / `ERET`: checks (to `slow`), then
 /// `Cpu::exception_return`'s work; leaves the target with the instruction-set bit in
-/// `T_PCV`.
-fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
+/// `T_PCV`. A return whose SPSR names a mode that may not be entered inline goes to
+/// `to_user` (with the registers [`return_to_user`] takes) before any state changes.
+fn exception_return(a: &mut Asm, imm: u32, slow: Label, to_user: Label) {
     let (cur, spsr, info, t, new) = (T_OP2, T_RES, T_TMP, T_CARRY, T_AMT);
     load_cpu(a, CPU);
     access(a, Ls::Ldrb, cur, CPU, f::MODE, T_FLAGS);
@@ -517,10 +546,10 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     // No IT bits, J or E in the SPSR (not translated): bits above M (`cur` < 32).
     logic_imm(a, Logic::And, T_FLAGS, t, !psr::M);
     a.cbnz_to(T_FLAGS, slow);
-    // Another mode: a PL1 mode but FIQ.
+    // Another mode: a PL1 mode but FIQ (User: `to_user`).
     logic_imm(a, Logic::And, new, spsr, psr::M);
     mode_info(a, t, new, T_FLAGS);
-    a.tbnz_to(t, MODE_NOT_TARGET_BIT, slow);
+    a.tbnz_to(t, MODE_NOT_TARGET_BIT, to_user);
     // The banked SP/LR (the modes differ).
     add_off(a, T_FLAGS, CPU, f::BANK_SP_LR);
     a.put(enc_alu::x_add_lsl(info, T_FLAGS, info, 3));
@@ -543,4 +572,39 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label) {
     a.bind(arm);
     logic_imm(a, Logic::And, T_PCV, T_PCV, !3);
     a.bind(done);
+}
+
+/// The rest of a general exception return (from [`exception_return`]'s `to_user`) whose
+/// SPSR names User mode: the current mode's SP/LR saved, User's loaded, CPSR = SPSR,
+/// NZCV, the target; then the dispatcher (another translation context). Any other
+/// mode goes to `slow` before any state changes. Takes the `Cpu` in `CPU`, the current
+/// mode's bank index in `T_TMP`, the SPSR in `T_RES`, its mode in `T_AMT` and the
+/// target (`LR - imm`) in `T_PCV`.
+fn return_to_user(a: &mut Asm, rt: &Runtime, charged: usize, slow: Label) {
+    let (spsr, info, new, t) = (T_RES, T_TMP, T_AMT, T_CARRY);
+    a.put(enc::w_addsub_imm(
+        AddSub::Sub,
+        T_FLAGS,
+        new,
+        Mode::Usr as u32,
+        false,
+    ));
+    a.cbnz_to(T_FLAGS, slow);
+    add_off(a, T_FLAGS, CPU, f::BANK_SP_LR);
+    a.put(enc_alu::x_add_lsl(info, T_FLAGS, info, 3));
+    a.put(enc::w_stp(13, 14, info, 0));
+    a.put(enc::w_ldp(13, 14, T_FLAGS, 8 * Mode::Usr.bank() as i32));
+    access(a, Ls::Strb, new, CPU, f::MODE, T_FLAGS);
+    access(a, Ls::Str, spsr, CPU, f::CPSR, T_FLAGS);
+    logic_imm(a, Logic::And, t, spsr, 0xf000_0000);
+    a.put(enc::msr_nzcv(t));
+    let arm = a.label();
+    let done = a.label();
+    a.tbz_to(spsr, 5, arm);
+    logic_imm(a, Logic::Orr, T_PCV, T_PCV, 1);
+    a.b_to(done);
+    a.bind(arm);
+    logic_imm(a, Logic::And, T_PCV, T_PCV, !3);
+    a.bind(done);
+    to_dispatcher(a, rt, charged);
 }
