@@ -1,4 +1,4 @@
-//! Exceptions taken and returned from inside translated code, PL1 to PL1: `SVC` and
+//! Exceptions taken and returned from inside translated code: `SVC` and
 //! UNDEFINED instructions (`UDF` and unallocated encodings) enter the Supervisor or
 //! Undefined vector, and `MOVS pc, lr`, `SUBS pc, lr, #imm` and `ERET` return, without
 //! leaving the code cache. The code does what [`Cpu::take_exception`] and
@@ -19,16 +19,19 @@
 //! (Thumb) or bits 1:0 (A32) cleared. Per-mode facts (bank index, whether an entry or a
 //! return may start or end there) come from [`MODE_INFO`] in the `GuestState`.
 //!
-//! Only what keeps the translation context (privilege, and so the target cache) and
-//! needs no other model state is inline; the rest leaves through a side exit before any
-//! state changes, and the interpreter runs the instruction exactly as before: a block
-//! translated for PL0 (a `SVC` from User mode changes the privilege), an instruction in
-//! an IT block, FIQ mode (banked `R8`-`R12`) at an entry, System or FIQ mode at a return
-//! (no SPSR; banked registers), `SCTLR.EE` set (big-endian entry, not translated), a host
-//! that wants `SVC` or exceptions reported (`Cpu::set_exit_on_svc`/
-//! `set_exit_on_exception`), and returns whose SPSR names User, FIQ, an unmodelled mode
-//! (the interpreter keeps the current one), IT bits, `J` or `E`, or while an interrupt
-//! line is raised (the return may unmask it: the dispatcher takes it).
+//! What changes the translation context (privilege, and so the return stack and target
+//! cache the code holds) is inline up to the state change and then leaves to the
+//! dispatcher at the vector or return address: an entry from a block translated for
+//! PL0 (a system call) and a return whose SPSR names User mode. What needs other model
+//! state leaves through a side exit before any state changes, and the interpreter runs
+//! the instruction exactly as before: an exception return in a PL0 block, an
+//! instruction in an IT block, FIQ mode (banked `R8`-`R12`) at an entry, System or FIQ
+//! mode at a return (no SPSR; banked registers), `SCTLR.EE` set (big-endian entry, not
+//! translated), a host that wants `SVC` or exceptions reported
+//! (`Cpu::set_exit_on_svc`/`set_exit_on_exception`), and returns whose SPSR names FIQ,
+//! an unmodelled mode (the interpreter keeps the current one), IT bits, `J` or `E`, or
+//! while an interrupt line is raised (the return may unmask it: the dispatcher takes
+//! it).
 //!
 //! Each entry and return first tries a fast path specialised on the block's
 //! [`ExcHint`] (the mode, its SPSR and LR when the block was translated): the current
