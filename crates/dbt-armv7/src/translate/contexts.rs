@@ -12,7 +12,7 @@ use super::frontend::Key;
 use super::host::GuestMmu;
 use super::state::{GuestState, IBTC_ENTRIES, NO_ENTRY, RAS_ENTRIES};
 use super::sys_call::SpaceSwitch;
-use crate::cpu::Cpu;
+use crate::cpu::{Cpu, Mode};
 use crate::mmu;
 
 /// A translation context: privilege, address space ([`Key::asid`]), with the MMU on
@@ -218,6 +218,36 @@ impl SpaceSwitch for InBlockSwitch<'_> {
             self.contexts.install(state);
         }
         *self.switches += 1;
+        true
+    }
+
+    fn privilege(&mut self, cpu: &Cpu, fp: bool, state: &mut GuestState) -> bool {
+        // The address space and `DACR` stay the block's; a change of the FP unit's
+        // state leaves (the dispatcher sets the host's up on entry).
+        let Some((_, asid, dacr, old_fp)) = self.contexts.current_ctx() else {
+            return false;
+        };
+        let privileged = cpu.mode != Mode::Usr;
+        if fp != old_fp {
+            return false;
+        }
+        if self.mirrors {
+            let Some(host) = self.host_mmu.as_mut() else {
+                return false;
+            };
+            // With the MMU off the host's view stays `GuestMmu::OFF` (every privilege).
+            if host.on() && host.privileged != privileged {
+                host.privileged = privileged;
+                debug_assert_eq!(*host, GuestMmu::of(cpu));
+                if !self.mirror.is_some_and(|mirror| mirror(host)) {
+                    host.privileged = !privileged;
+                    return false;
+                }
+            }
+        }
+        if self.contexts.select((privileged, asid, dacr, fp)) {
+            self.contexts.install(state);
+        }
         true
     }
 }

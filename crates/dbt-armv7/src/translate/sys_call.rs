@@ -55,6 +55,14 @@ pub trait SpaceSwitch {
     /// cache switched to the new context's) and returns true, or changes nothing and
     /// returns false (translated code leaves, the dispatcher switches).
     fn switch(&mut self, cpu: &Cpu, state: &mut GuestState) -> bool;
+
+    /// Translated code changed `cpu`'s privilege (an exception entry from User mode or
+    /// an exception return to it): makes translated code go on in the new privilege (the
+    /// host's mirror of the guest's stage 1 and `state`'s return stack and target cache
+    /// switched to that privilege's) and returns true, or changes nothing and returns
+    /// false (translated code leaves, the dispatcher switches). `fp`: whether VFP is
+    /// translated in the new privilege.
+    fn privilege(&mut self, cpu: &Cpu, fp: bool, state: &mut GuestState) -> bool;
 }
 
 /// Bit of [`step_from_code`]'s `it_len`: the instruction is T32/T16 (the block's

@@ -19,10 +19,13 @@
 //! (Thumb) or bits 1:0 (A32) cleared. Per-mode facts (bank index, whether an entry or a
 //! return may start or end there) come from [`MODE_INFO`] in the `GuestState`.
 //!
-//! What changes the translation context (privilege, and so the return stack and target
-//! cache the code holds) is inline up to the state change and then leaves to the
-//! dispatcher at the vector or return address: an entry from a block translated for
-//! PL0 (a system call) and a return whose SPSR names User mode. What needs other model
+//! What changes the translation context (privilege, and so the host's shadow and the
+//! return stack and target cache the code holds) is inline up to the state change, then
+//! the engine switches the context from inside translated code ([`privilege`]: one call)
+//! and the code continues at the vector or return address through the new context's
+//! target cache (the dispatcher when the engine declines or the cache misses): an entry
+//! from a block translated for PL0 (a system call) and a return whose SPSR names User
+//! mode. What needs other model
 //! state leaves through a side exit before any state changes, and the interpreter runs
 //! the instruction exactly as before: an exception return in a PL0 block, an
 //! instruction in an IT block, FIQ mode (banked `R8`-`R12`) at an entry, System or FIQ
@@ -47,6 +50,8 @@
 //! [`Cpu::take_exception`]: crate::Cpu::take_exception
 //! [`Cpu::exception_return`]: crate::Cpu
 //! [`GuestState::cpu`]: crate::translate::state::GuestState::cpu
+
+mod privilege;
 
 use super::asm::{Asm, Label};
 use super::cpu_fields::{self as f, access, field, load_cpu};
@@ -174,8 +179,8 @@ pub fn lower(
         Kind::Undefined => ExcAssume::REPORT_ALL | ExcAssume::EE,
         Kind::Return(_) => 0,
     };
-    // A PL0 block's entries change the translation context: they leave to the
-    // dispatcher (which selects PL1's return stack and target cache) at the vector.
+    // A PL0 block's entries change the translation context: the engine switches to
+    // PL1's shadow, return stack and target cache before the code goes on at the vector.
     let from_pl0 = !block.key.privileged;
     let pl0_return = from_pl0 && matches!(kind, Kind::Return(_));
     if pl0_return || it != 0 || exc.flags & reported != 0 {
@@ -200,7 +205,7 @@ pub fn lower(
     let mut leave = |a: &mut Asm, vector: u32| {
         if from_pl0 {
             mov32(a, T_PCV, vector | exc.te() as u32);
-            to_dispatcher(a, rt, charged);
+            to_other_privilege(a, rt, charged);
         } else if exc.te() == thumb {
             link_to(a, vector);
         } else {
@@ -235,7 +240,8 @@ fn through_target_cache(a: &mut Asm, rt: &Runtime, charged: usize) {
 
 /// Charges the `charged` instructions and leaves to the dispatcher at the guest address
 /// (with the instruction-set bit) in `T_PCV`, without the target cache: the exception
-/// changed the privilege, and so the translation context whose tables the code holds.
+/// changed the privilege and the engine did not switch the translation context whose
+/// tables the code holds.
 fn to_dispatcher(a: &mut Asm, rt: &Runtime, charged: usize) {
     a.put(enc::x_addsub_imm(
         AddSub::Sub,
@@ -244,6 +250,19 @@ fn to_dispatcher(a: &mut Asm, rt: &Runtime, charged: usize) {
         charged as u32,
     ));
     exit_bx(a, rt);
+}
+
+/// After a change of privilege: the engine switches the host's shadow and the return
+/// stack and target cache to the new privilege's ([`privilege::call`]), then the code
+/// charges the `charged` instructions and continues at the guest address in `T_PCV`
+/// through the new context's target cache; the dispatcher when the engine declines or
+/// the cache misses.
+fn to_other_privilege(a: &mut Asm, rt: &Runtime, charged: usize) {
+    let declined = a.label();
+    privilege::call(a, declined);
+    through_target_cache(a, rt, charged);
+    a.bind(declined);
+    to_dispatcher(a, rt, charged);
 }
 
 /// An unlinked indirect exit to the guest address in `T_PCV` (the dispatcher).
@@ -579,7 +598,7 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label, to_user: Label) {
 
 /// The rest of a general exception return (from [`exception_return`]'s `to_user`) whose
 /// SPSR names User mode: the current mode's SP/LR saved, User's loaded, CPSR = SPSR,
-/// NZCV, the target; then the dispatcher (another translation context). Any other
+/// NZCV, the target; then [`to_other_privilege`] (another translation context). Any other
 /// mode goes to `slow` before any state changes. Takes the `Cpu` in `CPU`, the current
 /// mode's bank index in `T_TMP`, the SPSR in `T_RES`, its mode in `T_AMT` and the
 /// target (`LR - imm`) in `T_PCV`.
@@ -609,5 +628,5 @@ fn return_to_user(a: &mut Asm, rt: &Runtime, charged: usize, slow: Label) {
     a.bind(arm);
     logic_imm(a, Logic::And, T_PCV, T_PCV, !3);
     a.bind(done);
-    to_dispatcher(a, rt, charged);
+    to_other_privilege(a, rt, charged);
 }
