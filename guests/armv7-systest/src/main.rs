@@ -26,3 +26,5 @@ mod switch_mmu;
 mod systest;
 #[cfg(target_arch = "arm")]
 mod uart;
+#[cfg(target_arch = "arm")]
+mod user_syscall;

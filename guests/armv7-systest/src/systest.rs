@@ -1055,6 +1055,7 @@ fn test_short_mmu() {
         user_read(VA + 0x3000),
     );
     check("user-mode read of user page", !user_read(VA));
+    crate::user_syscall::test_user_syscalls(check, VA + 0x3000, VA);
     test_unpriv(
         [
             "A32 LDRT/LDRBT/LDRHT/LDRSBT/LDRSHT of user page",
