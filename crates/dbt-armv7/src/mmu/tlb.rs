@@ -22,6 +22,11 @@ pub struct Tlb {
     generation: u32,
 }
 
+/// Byte offset of the generation in a [`Tlb`] (a `u32`): translated code that writes a
+/// translation register flushes the TLB by incrementing it (`a64::ttbr_inline`), and
+/// leaves a wrap to 0 to [`Tlb::flush`].
+pub(crate) const GENERATION_OFFSET: usize = core::mem::offset_of!(Tlb, generation);
+
 impl Default for Tlb {
     fn default() -> Self {
         Tlb::new()

@@ -149,6 +149,12 @@ pub trait CodeMemory {
     /// (translated code then leaves and the dispatcher calls `guest_mmu`). A plain
     /// function: the code memory itself is borrowed while translated code runs. Asked only
     /// if [`CodeMemory::mirrors_guest_mmu`]; by default there is none.
+    ///
+    /// A host that has one also lets translated code write the table base of the current
+    /// ASID itself (`TTBR0`/`TTBR1` with short descriptors, no call: `a64::ttbr_inline`):
+    /// its walks while translated code runs read `TTBR0`/`TTBR1` from the guest `Cpu`
+    /// ([`GuestState::cpu`](super::state::GuestState::cpu)), and `guest_mmu` is told the
+    /// new registers at the next entry.
     fn in_code_switch(&self) -> Option<fn(&GuestMmu) -> bool> {
         None
     }

@@ -22,8 +22,10 @@ pub struct GuestState {
     pub link_site: u64,
     /// Why the code returned: one of the `EXIT_*` constants.
     pub exit: u32,
-    /// Padding.
-    pub pad2: u32,
+    /// Nonzero when translated code may write `TTBR0`/`TTBR1` itself (`a64::ttbr_inline`):
+    /// the host does not mirror the guest's stage 1, or its walks read the table bases
+    /// from the guest `Cpu` (set by the engine at each entry).
+    pub inline_ttbr: u32,
     /// Host address of the shadow return stack: [`RAS_ENTRIES`] pairs of (guest return
     /// address, host address to continue at), a ring aligned to twice its size and
     /// followed by one spare entry.
@@ -61,7 +63,7 @@ impl Default for GuestState {
             budget: 0,
             link_site: 0,
             exit: 0,
-            pad2: 0,
+            inline_ttbr: 0,
             ras_base: 0,
             ibtc_base: 0,
             ras_top: 0,
@@ -148,6 +150,8 @@ pub const OFF_BUDGET: u32 = 72;
 pub const OFF_LINK_SITE: u32 = 80;
 /// Byte offset of [`GuestState::exit`].
 pub const OFF_EXIT: u32 = 88;
+/// Byte offset of [`GuestState::inline_ttbr`].
+pub const OFF_INLINE_TTBR: u32 = 92;
 /// Byte offset of [`GuestState::ras_base`].
 pub const OFF_RAS_BASE: u32 = 96;
 /// Byte offset of [`GuestState::ibtc_base`].
@@ -176,6 +180,7 @@ const _: () = {
     assert!(core::mem::offset_of!(GuestState, budget) == OFF_BUDGET as usize);
     assert!(core::mem::offset_of!(GuestState, link_site) == OFF_LINK_SITE as usize);
     assert!(core::mem::offset_of!(GuestState, exit) == OFF_EXIT as usize);
+    assert!(core::mem::offset_of!(GuestState, inline_ttbr) == OFF_INLINE_TTBR as usize);
     assert!(core::mem::offset_of!(GuestState, ras_base) == OFF_RAS_BASE as usize);
     assert!(core::mem::offset_of!(GuestState, ibtc_base) == OFF_IBTC_BASE as usize);
     assert!(core::mem::offset_of!(GuestState, ras_top) == OFF_RAS_TOP as usize);

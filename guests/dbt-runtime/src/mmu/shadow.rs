@@ -143,6 +143,12 @@ unsafe impl Send for State {}
 /// Each vCPU's shadows (indexed by `smp::me`).
 static STATES: [Mutex<Option<State>>; MAX_VCPUS] = [const { Mutex::new(None) }; MAX_VCPUS];
 
+/// Each vCPU's guest `Cpu` (its address; 0 before the first entry into the code cache),
+/// set at each entry ([`set_guest_cpu`]): translated code writes `TTBR0`/`TTBR1` of the
+/// current ASID itself (`dbt_armv7`'s `a64::ttbr_inline`), so a fill walks with the
+/// table bases found there.
+static GUEST_CPU: [AtomicUsize; MAX_VCPUS] = [const { AtomicUsize::new(0) }; MAX_VCPUS];
+
 /// Guest physical pages that hold translated code (read-only in every shadow of every
 /// vCPU, and in those filled later).
 static PROTECTED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -302,6 +308,29 @@ impl State {
             self.drop_shadow(i);
         }
         self.aliases.clear();
+    }
+
+    /// Takes the table bases that translated code of vCPU `v` may have written since the
+    /// dispatcher last told this state (`TTBR0`/`TTBR1` with short descriptors: the ASID,
+    /// and so the shadow, is the same; see [`GUEST_CPU`]).
+    fn sync_table_bases(&mut self, v: usize) {
+        let cpu = GUEST_CPU[v].load(Ordering::Relaxed) as *const dbt_armv7::Cpu;
+        if cpu.is_null() || self.ctx.is_none() || self.cp15.lpae() {
+            return;
+        }
+        // SAFETY: this vCPU's guest `Cpu`, alive while its translated code runs (a fill
+        // comes from a fault of translated code), which does not change it under us.
+        let c = unsafe { &(*cpu).cp15 };
+        if c.lpae() {
+            return;
+        }
+        let (ttbr0, ttbr1) = (c.ttbr0, c.ttbr1);
+        self.cp15.ttbr0 = ttbr0;
+        self.cp15.ttbr1 = ttbr1;
+        if let Some(ctx) = self.ctx.as_mut() {
+            ctx.ttbr0 = ttbr0;
+            ctx.ttbr1 = ttbr1;
+        }
     }
 
     /// Makes the shadow of `ctx` current, creating it if needed, and loads it.
@@ -698,6 +727,12 @@ pub fn switch_in_code(ctx: &GuestMmu) -> bool {
     ctx.on() && !crate::smp::tlb_mail_waiting() && with(|s| s.activate_existing(ctx))
 }
 
+/// This vCPU's translated code is entered with guest `Cpu` `cpu` (its address, as in
+/// `GuestState::cpu`): fills read the table bases from it ([`GUEST_CPU`]).
+pub fn set_guest_cpu(cpu: u64) {
+    GUEST_CPU[me()].store(cpu as usize, Ordering::Relaxed);
+}
+
 /// Applies the guest's TLB maintenance `op`, performed by this vCPU, to the shadows of
 /// every vCPU (the operation may be an Inner Shareable one; a local one invalidates more
 /// than it must, which the architecture allows), then tells the other vCPUs' engines and
@@ -744,7 +779,9 @@ pub fn protect(page: u32, on: bool) {
 /// (`write`: a store) that took a translation, access-flag or permission fault. True: the
 /// access can be retried.
 pub fn fill(far: u64, write: bool) -> bool {
-    with(|s| {
+    let v = me();
+    with_vcpu(v, |s| {
+        s.sync_table_bases(v);
         // The same fault again right after a fill while the filled entry is still there:
         // it did not make the access possible (a bug, or something the shadow cannot
         // express): not filled again, so the interpreter runs the access. (Another

@@ -592,7 +592,18 @@ impl CodeGen for A64Gen {
                                 } else {
                                     0
                                 };
+                            // TTBR0/TTBR1 writes inline where they may be, the call
+                            // as their fall-back.
+                            let inline = super::ttbr_inline::lower(
+                                &mut a,
+                                &gi.insn,
+                                block.key.privileged,
+                                it_len & sys_call::IT_LEN_ANY_SPACE != 0,
+                            );
                             call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
+                            if let Some(done) = inline {
+                                a.bind(done);
+                            }
                             stubs.push((out, gi.pc, StubKind::CallExit(k)));
                         }
                     }

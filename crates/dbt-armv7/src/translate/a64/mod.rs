@@ -25,6 +25,7 @@ mod neon;
 mod neon_mem;
 mod psr_inline;
 mod shift_reg;
+mod ttbr_inline;
 pub mod vfp;
 pub mod vfp_host;
 
