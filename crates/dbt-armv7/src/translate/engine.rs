@@ -497,9 +497,9 @@ impl<G: CodeGen> Dbt<G> {
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
         let mirrors = mem.mirrors_guest_mmu();
+        let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
         self.state.inline_ttbr = (!mirrors || in_code_switch.is_some()) as u32;
-        let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         let mut left = budget;
         let mut link_from: Option<(u32, u16)> = None;
         let mut indirect_to = false;
