@@ -123,8 +123,11 @@ struct Block {
     live: bool,
     /// The encodings it was translated from (`Insn::raw`, one per instruction).
     raws: Vec<u32>,
-    /// The [`Dbt::epoch`] in which it was translated or last found unchanged.
+    /// The [`Dbt::epoch`] in which it was translated or last found unchanged (an older
+    /// one also after TLB maintenance of another page of its guest block mapping).
     epoch: u32,
+    /// The size of the guest mapping of its code page, log2 of bytes (12: a page).
+    size_log2: u8,
     /// It runs under every address space and holds a translation-register write that may
     /// switch the address space without leaving it (`sys_call::switches_in_block`): its
     /// exits link only to blocks of every space.
@@ -559,6 +562,7 @@ impl<G: CodeGen> Dbt<G> {
                     indirect_to = false;
                     if self.domain_ok(cpu, id) && self.unchanged(cpu, bus, id) {
                         self.blocks[id as usize].epoch = self.epoch;
+                        self.note_mapping(id);
                         Some(id)
                     } else {
                         self.drop_ids(mem, vec![id]);
@@ -905,10 +909,28 @@ impl<G: CodeGen> Dbt<G> {
         }
     }
 
-    /// Drops the live blocks translated with the MMU on from the guest mapping that holds
-    /// virtual address `va` for which `which` holds: its page's, and if blocks were
-    /// translated from a larger mapping holding `va` (a section...), every page's of that
-    /// mapping (the guest's TLB invalidation by one address drops the whole entry).
+    /// Records block `id`'s guest mapping in [`Dbt::block_maps`] when it is larger than a
+    /// page (translated with the MMU on).
+    fn note_mapping(&mut self, id: u32) {
+        let b = &self.blocks[id as usize];
+        let log2 = b.size_log2;
+        if b.key.asid != SPACE_FLAT && log2 > 12 && log2 < 32 {
+            let base = b.key.pc & !((1u32 << log2) - 1);
+            self.block_maps.insert((base, log2));
+            self.block_map_sizes |= 1 << log2;
+        }
+    }
+
+    /// Applies the guest's TLB maintenance of virtual address `va` to the live blocks
+    /// translated with the MMU on for which `which` holds: its page's are dropped, and if
+    /// blocks were translated from a larger mapping holding `va` (a section...), which
+    /// the guest's invalidation by one address invalidates whole, every other page's are
+    /// checked again at their next dispatch (same physical page, global, domain,
+    /// executable, same encodings: [`Dbt::unchanged`]) as after a new [`Dbt::epoch`].
+    /// The mapping leaves [`Dbt::block_maps`] until a block of it is translated or found
+    /// unchanged again, so Linux invalidating a range page by page (`flush_tlb_kernel_range`
+    /// over lowmem mapped by sections, its own code included) re-checks each mapping's
+    /// blocks once instead of dropping and translating them again at every page.
     fn drop_in_mapping(
         &mut self,
         mem: &mut dyn CodeMemory,
@@ -923,13 +945,22 @@ impl<G: CodeGen> Dbt<G> {
             let base = va & !((1u32 << log2) - 1);
             if self.block_maps.remove(&(base, log2)) {
                 let last = (base as u64 + (1u64 << log2) - 1) as u32;
-                let pages: Vec<u32> = self
-                    .by_page
-                    .range(base >> 12..=last >> 12)
-                    .map(|(&p, _)| p)
-                    .collect();
-                for p in pages {
-                    self.drop_in_page(mem, p << 12, &which);
+                let stale = self.epoch.wrapping_sub(1);
+                let mut marked = Vec::new();
+                for ids in self.by_page.range(base >> 12..=last >> 12).map(|(_, v)| v) {
+                    for &id in ids {
+                        let b = &self.blocks[id as usize];
+                        if b.live && b.epoch != stale && which(b) {
+                            marked.push(id);
+                        }
+                    }
+                }
+                if !marked.is_empty() {
+                    self.clear_tables();
+                }
+                for id in marked {
+                    self.unlink_incoming(mem, id as usize);
+                    self.blocks[id as usize].epoch = stale;
                 }
             }
         }
@@ -1010,6 +1041,7 @@ impl<G: CodeGen> Dbt<G> {
             live: true,
             raws: gb.insns.iter().map(|i| i.insn.raw).collect(),
             epoch: self.epoch,
+            size_log2: origin.size_log2,
             switches_space: any_space(key)
                 && gb
                     .insns
@@ -1048,13 +1080,9 @@ impl<G: CodeGen> Dbt<G> {
         }
         if key.asid != SPACE_FLAT {
             self.by_page.entry(key.pc >> 12).or_default().push(id);
-            if origin.size_log2 > 12 && origin.size_log2 < 32 {
-                let base = key.pc & !((1u32 << origin.size_log2) - 1);
-                self.block_maps.insert((base, origin.size_log2));
-                self.block_map_sizes |= 1 << origin.size_log2;
-            }
         }
         self.blocks.push(block);
+        self.note_mapping(id);
         self.map.insert(key, id);
         self.map_changed();
         (id, flushed)
