@@ -23,10 +23,10 @@
 
 pub mod shadow;
 
+use crate::smp::Mutex;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::*;
 use alloc::boxed::Box;
-use crate::smp::Mutex;
 
 /// One translation table.
 #[repr(C, align(4096))]
