@@ -927,8 +927,8 @@ impl<G: CodeGen> Dbt<G> {
     /// the guest's invalidation by one address invalidates whole, every other page's are
     /// checked again at their next dispatch (same physical page, global, domain,
     /// executable, same encodings: [`Dbt::unchanged`]) as after a new [`Dbt::epoch`].
-    /// The mapping leaves [`Dbt::block_maps`] until a block of it is translated or found
-    /// unchanged again, so Linux invalidating a range page by page (`flush_tlb_kernel_range`
+    /// The mapping leaves [`Dbt::block_maps`] (unless blocks of it that `which` spares,
+    /// other ASIDs', remain) until a block of it is translated or found unchanged again, so Linux invalidating a range page by page (`flush_tlb_kernel_range`
     /// over lowmem mapped by sections, its own code included) re-checks each mapping's
     /// blocks once instead of dropping and translating them again at every page.
     fn drop_in_mapping(
@@ -947,13 +947,23 @@ impl<G: CodeGen> Dbt<G> {
                 let last = (base as u64 + (1u64 << log2) - 1) as u32;
                 let stale = self.epoch.wrapping_sub(1);
                 let mut marked = Vec::new();
+                let mut others = false;
                 for ids in self.by_page.range(base >> 12..=last >> 12).map(|(_, v)| v) {
                     for &id in ids {
                         let b = &self.blocks[id as usize];
-                        if b.live && b.epoch != stale && which(b) {
-                            marked.push(id);
+                        if b.live && b.epoch != stale {
+                            if which(b) {
+                                marked.push(id);
+                            } else {
+                                others = true;
+                            }
                         }
                     }
+                }
+                if others {
+                    // Blocks of other ASIDs stay valid, and a later invalidation by one
+                    // of those must find the mapping.
+                    self.block_maps.insert((base, log2));
                 }
                 if !marked.is_empty() {
                     self.clear_tables();
