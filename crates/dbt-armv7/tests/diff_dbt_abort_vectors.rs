@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::code::Code;
+
 /// Where the image is loaded; the vectors (`VBAR`), the handler, the program and the
 /// output word. The image ends at `END`; `a64-runner` maps one more page, so the routine
 /// sits in that page's last 8 bytes and the page after it is unmapped.
@@ -28,45 +30,7 @@ const BAD: u32 = 0xf000_0000;
 /// Passes of the loop.
 const PASSES: u32 = 200;
 
-/// Program text as halfwords (A32 words are two, low half first).
-struct Code {
-    thumb: bool,
-    h: Vec<u16>,
-}
-
 impl Code {
-    fn a32(&mut self, w: u32) {
-        self.h.extend([w as u16, (w >> 16) as u16]);
-    }
-    fn t32(&mut self, w: u32) {
-        self.h.extend([(w >> 16) as u16, w as u16]);
-    }
-    /// `MOVW`/`MOVT rd, #v`.
-    fn mov32(&mut self, rd: u32, v: u32) {
-        if self.thumb {
-            let t = |top: u32, imm: u32| {
-                top | (imm >> 11 & 1) << 26
-                    | (imm >> 12 & 0xf) << 16
-                    | (imm >> 8 & 7) << 12
-                    | rd << 8
-                    | (imm & 0xff)
-            };
-            self.t32(t(0xf240_0000, v & 0xffff));
-            self.t32(t(0xf2c0_0000, v >> 16));
-        } else {
-            for w in common::a32::mov32(rd, v) {
-                self.a32(w);
-            }
-        }
-    }
-    /// Any instruction given as (A32, T32) encodings.
-    fn both(&mut self, a: u32, t: u32) {
-        if self.thumb {
-            self.t32(t)
-        } else {
-            self.a32(a)
-        }
-    }
     /// `SVC #0`: a system call of the runner (the guest's vectors take only aborts).
     fn svc(&mut self) {
         if self.thumb {

@@ -12,6 +12,7 @@
 
 mod common;
 
+use common::code::Code;
 use common::Rng;
 
 /// Where the image is loaded; the vectors (`VBAR`), the program, the SPSR changes and
@@ -58,50 +59,6 @@ fn handler(ret: Ret) -> Vec<u32> {
         Ret::Eret => v.push(0xe160_006e),                   // eret
     }
     v
-}
-
-/// Program text as halfwords (A32 words are two, low half first).
-struct Code {
-    thumb: bool,
-    h: Vec<u16>,
-}
-
-impl Code {
-    fn a32(&mut self, w: u32) {
-        self.h.extend([w as u16, (w >> 16) as u16]);
-    }
-    fn t32(&mut self, w: u32) {
-        self.h.extend([(w >> 16) as u16, w as u16]);
-    }
-    fn t16(&mut self, h: u16) {
-        self.h.push(h);
-    }
-    /// `MOVW`/`MOVT rd, #v`.
-    fn mov32(&mut self, rd: u32, v: u32) {
-        if self.thumb {
-            let t = |top: u32, imm: u32| {
-                top | (imm >> 11 & 1) << 26
-                    | (imm >> 12 & 0xf) << 16
-                    | (imm >> 8 & 7) << 12
-                    | rd << 8
-                    | (imm & 0xff)
-            };
-            self.t32(t(0xf240_0000, v & 0xffff));
-            self.t32(t(0xf2c0_0000, v >> 16));
-        } else {
-            for w in common::a32::mov32(rd, v) {
-                self.a32(w);
-            }
-        }
-    }
-    /// Any instruction given as (A32, T32) encodings.
-    fn both(&mut self, a: u32, t: u32) {
-        if self.thumb {
-            self.t32(t)
-        } else {
-            self.a32(a)
-        }
-    }
 }
 
 const MODES: [u32; 7] = [0x10, 0x11, 0x12, 0x13, 0x17, 0x1b, 0x1f];
@@ -260,9 +217,7 @@ fn program(rng: &mut Rng, thumb: bool, ret: Ret, steps: usize) -> (Vec<u8>, u32)
 }
 
 fn run(elf: &[u8], opts: &[&str]) -> (i32, Vec<u8>, Vec<(String, u64)>) {
-    let out = common::a64::run_image(elf, "exceptions", opts);
-    let code = out.status.code().expect("runner exit status");
-    (code, out.stdout, common::a64::stats(&out.stderr))
+    common::a64::run_image_output(elf, "exceptions", opts)
 }
 
 #[test]

@@ -96,3 +96,14 @@ pub fn run_image_status(elf: &[u8], tag: &str, opts: &[&str]) -> (i32, Vec<(Stri
     let code = out.status.code().expect("runner exit status");
     (code, stats(&out.stderr))
 }
+
+/// [`run_image`], then the guest's exit status, its output and the runner's counters.
+pub fn run_image_output(
+    elf: &[u8],
+    tag: &str,
+    opts: &[&str],
+) -> (i32, Vec<u8>, Vec<(String, u64)>) {
+    let out = run_image(elf, tag, opts);
+    let code = out.status.code().expect("runner exit status");
+    (code, out.stdout, stats(&out.stderr))
+}

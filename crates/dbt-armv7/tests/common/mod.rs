@@ -5,11 +5,13 @@
 #![allow(dead_code)]
 
 pub mod a64;
+pub mod code;
 pub mod gen_a32;
 pub mod gen_t32;
 pub mod gen_vfp;
 pub mod harness;
 pub mod kernels;
+pub mod rewrite_loop;
 pub mod run3;
 
 use dbt_armv7::{Bus, Cpu, Exit, FlatRam};
