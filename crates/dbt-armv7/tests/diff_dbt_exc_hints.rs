@@ -135,35 +135,9 @@ fn program(rng: &mut Rng, thumb: bool, te: bool, ret: Ret, steps: usize) -> (Vec
             }
         }
     }
-    let at = MAIN + 2 * c.h.len() as u32;
-    let target = MAIN + 2 * top as u32;
-    if thumb {
-        c.t16(0x3e01); // subs r6, #1
-        let off = target.wrapping_sub(at + 2 + 4) as i32;
-        let (s, j1, j2) = ((off >> 20) & 1, (off >> 18) & 1, (off >> 19) & 1);
-        let w = 0xf000_8000
-            | (s as u32) << 26
-            | 1 << 22 // cond NE
-            | ((off >> 12) as u32 & 0x3f) << 16
-            | (j1 as u32) << 13
-            | (j2 as u32) << 11
-            | ((off >> 1) as u32 & 0x7ff);
-        c.t32(w); // bne.w top
-    } else {
-        c.a32(0xe256_6001); // subs r6, r6, #1
-        c.a32(common::a32::b(1, at + 4, target)); // bne top
-    }
+    c.loop_back(MAIN, top);
     c.both(0xf102_0013, 0xf3af_8113); // cps #0x13
-    c.mov32(5, OUT);
-    c.both(0xe585_0000, 0xf8c5_0000); // str r0, [r5]
-    c.mov32(0, 1);
-    c.mov32(1, OUT);
-    c.mov32(2, 4);
-    c.mov32(7, 4);
-    c.both(0xe140_0070, 0xf7e0_8000); // hvc #0: write(1, OUT, 4)
-    c.mov32(0, 0);
-    c.mov32(7, 1);
-    c.both(0xe140_0070, 0xf7e0_8000); // hvc #0: exit(0)
+    c.write_r0_and_exit(OUT);
 
     let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
     let put_h = |img: &mut Vec<u8>, at: u32, h: &[u16]| {

@@ -48,4 +48,39 @@ impl Code {
             self.a32(a)
         }
     }
+    /// `SUBS r6, r6, #1` then `BNE` back to halfword `top`, the text starting at `origin`
+    /// (Thumb: `SUBS r6, #1; BNE.W`).
+    pub fn loop_back(&mut self, origin: u32, top: usize) {
+        let at = origin + 2 * self.h.len() as u32;
+        let target = origin + 2 * top as u32;
+        if self.thumb {
+            self.t16(0x3e01); // subs r6, #1
+            let off = target.wrapping_sub(at + 2 + 4) as i32;
+            let (s, j1, j2) = ((off >> 20) & 1, (off >> 18) & 1, (off >> 19) & 1);
+            let w = 0xf000_8000
+                | (s as u32) << 26
+                | 1 << 22 // cond NE
+                | ((off >> 12) as u32 & 0x3f) << 16
+                | (j1 as u32) << 13
+                | (j2 as u32) << 11
+                | ((off >> 1) as u32 & 0x7ff);
+            self.t32(w); // bne.w top
+        } else {
+            self.a32(0xe256_6001); // subs r6, r6, #1
+            self.a32(super::a32::b(1, at + 4, target)); // bne top
+        }
+    }
+    /// Stores r0 at `out`, then the runner's `write(1, out, 4)` and `exit(0)` by `HVC #0`.
+    pub fn write_r0_and_exit(&mut self, out: u32) {
+        self.mov32(5, out);
+        self.both(0xe585_0000, 0xf8c5_0000); // str r0, [r5]
+        self.mov32(0, 1);
+        self.mov32(1, out);
+        self.mov32(2, 4);
+        self.mov32(7, 4);
+        self.both(0xe140_0070, 0xf7e0_8000); // hvc #0: write(1, out, 4)
+        self.mov32(0, 0);
+        self.mov32(7, 1);
+        self.both(0xe140_0070, 0xf7e0_8000); // hvc #0: exit(0)
+    }
 }
