@@ -269,7 +269,7 @@ fn svc_from_fiq_mode_agrees_with_the_interpreter() {
     }
     c.mov32(0, 0);
     c.mov32(6, 40);
-    let top = MAIN + 2 * c.h.len() as u32;
+    let top = c.h.len();
     c.a32(0xf102_0011); // cps #0x11 (FIQ)
     c.a32(0xef00_0001); // svc #1
     c.a32(0xe7f0_00f0); // udf #0
@@ -279,19 +279,8 @@ fn svc_from_fiq_mode_agrees_with_the_interpreter() {
     c.a32(0xe7f0_00f1); // udf #1
     c.a32(0xe080_0009); // add r0, r0, r9 (User's)
     c.a32(0xf102_0013); // cps #0x13
-    c.a32(0xe256_6001); // subs r6, r6, #1
-    let at = MAIN + 2 * c.h.len() as u32;
-    c.a32(common::a32::b(1, at, top)); // bne top
-    c.mov32(5, OUT);
-    c.a32(0xe585_0000); // str r0, [r5]
-    c.mov32(0, 1);
-    c.mov32(1, OUT);
-    c.mov32(2, 4);
-    c.mov32(7, 4);
-    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
-    c.mov32(0, 0);
-    c.mov32(7, 1);
-    c.a32(0xe140_0070); // hvc #0: exit(0)
+    c.loop_back(MAIN, top);
+    c.write_r0_and_exit(OUT);
     let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
     let put = |img: &mut Vec<u8>, at: u32, w: u32| {
         let o = (at - BASE) as usize;
@@ -343,25 +332,14 @@ fn svc_from_user_mode_agrees_with_the_interpreter() {
     c.mov32(0, 0);
     c.mov32(6, 50);
     c.a32(0xf102_0010); // cps #0x10 (User)
-    let top = MAIN + 2 * c.h.len() as u32;
+    let top = c.h.len();
     c.a32(0xef00_0001); // svc #1
     c.a32(0xe7f0_00f2); // udf #2
     c.a32(0xe080_000d); // add r0, r0, sp
     c.a32(0xe020_01ee); // eor r0, r0, lr, ror #3
-    c.a32(0xe256_6001); // subs r6, r6, #1
-    let at = MAIN + 2 * c.h.len() as u32;
-    c.a32(common::a32::b(1, at, top)); // bne top
+    c.loop_back(MAIN, top);
     c.a32(0xef00_0003); // svc #3: back in Supervisor mode
-    c.mov32(5, OUT);
-    c.a32(0xe585_0000); // str r0, [r5]
-    c.mov32(0, 1);
-    c.mov32(1, OUT);
-    c.mov32(2, 4);
-    c.mov32(7, 4);
-    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
-    c.mov32(0, 0);
-    c.mov32(7, 1);
-    c.a32(0xe140_0070); // hvc #0: exit(0)
+    c.write_r0_and_exit(OUT);
     let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
     let put = |img: &mut Vec<u8>, at: u32, w: u32| {
         let o = (at - BASE) as usize;

@@ -251,7 +251,7 @@ fn svc_after_an_interworking_branch_saves_the_thumb_bit() {
     c.mov32(4, TWEAKS);
     c.mov32(0, 0);
     c.mov32(6, 100);
-    let top = MAIN + 2 * c.h.len() as u32;
+    let top = c.h.len();
     c.a32(0xe28f_1001); // add r1, pc, #1
     c.a32(0xe12f_ff11); // bx r1
                         // nop; svc #7; adds r0, #3; adr r1, arm; bx r1; nop (the first nop keeps the block's
@@ -259,19 +259,8 @@ fn svc_after_an_interworking_branch_saves_the_thumb_bit() {
     c.h.extend([0xbf00, 0xdf07, 0x3003, 0xa101, 0x4708, 0xbf00]);
     c.a32(0xe280_0001); // add r0, r0, #1
     c.a32(0xef00_0008); // svc #8 (A32)
-    c.a32(0xe256_6001); // subs r6, r6, #1
-    let at = MAIN + 2 * c.h.len() as u32;
-    c.a32(common::a32::b(1, at, top)); // bne top
-    c.mov32(5, OUT);
-    c.a32(0xe585_0000); // str r0, [r5]
-    c.mov32(0, 1);
-    c.mov32(1, OUT);
-    c.mov32(2, 4);
-    c.mov32(7, 4);
-    c.a32(0xe140_0070); // hvc #0: write(1, OUT, 4)
-    c.mov32(0, 0);
-    c.mov32(7, 1);
-    c.a32(0xe140_0070); // hvc #0: exit(0)
+    c.loop_back(MAIN, top);
+    c.write_r0_and_exit(OUT);
     let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
     let put = |img: &mut Vec<u8>, at: u32, w: u32| {
         let o = (at - BASE) as usize;
