@@ -16,9 +16,12 @@ fn main() {
 }
 
 #[cfg(target_arch = "arm")]
+mod identity_map;
+#[cfg(target_arch = "arm")]
 mod section_tlbi;
 #[cfg(target_arch = "arm")]
 mod smp;
+#[cfg(target_arch = "arm")]
 mod smp_mmu;
 #[cfg(target_arch = "arm")]
 mod switch_mmu;

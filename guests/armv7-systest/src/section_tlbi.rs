@@ -9,8 +9,7 @@
 use core::arch::asm;
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 
-#[repr(C, align(16384))]
-struct L1([u32; 4096]);
+use crate::identity_map::{map_identity, mmu_off, mmu_on, L1, SECTION_RAM};
 
 static mut TT: L1 = L1([0; 4096]);
 
@@ -21,11 +20,6 @@ const FRAMES: [u32; 2] = [0x4300_0000, 0x4310_0000];
 /// Where the data word and the code are in the section.
 const DATA_OFF: u32 = 0x5000;
 const CODE_OFF: u32 = 0x6000;
-
-/// Section: normal write-back, shareable, read/write, domain 0, global.
-const SECTION_RAM: u32 = 0x1_0c0e;
-/// Section: strongly ordered, execute-never.
-const SECTION_DEV: u32 = 0xc12;
 
 /// Fills both frames (MMU off): a data word and `mov r0, #n; bx lr` each.
 fn fill_frames() {
@@ -68,32 +62,10 @@ pub fn test_section_tlbi(check: fn(&str, bool)) {
     // this program uses only through `probe`; nothing moves when the MMU goes on.
     let (before, after) = unsafe {
         let tt = &mut *addr_of_mut!(TT);
-        tt.0.iter_mut().for_each(|e| *e = 0);
-        tt.0[0x090] = 0x0900_0000 | SECTION_DEV;
-        for s in 0..128u32 {
-            tt.0[(0x400 + s) as usize] = (0x4000_0000 + (s << 20)) | SECTION_RAM;
-        }
+        map_identity(tt);
         let slot = addr_of_mut!(tt.0[(VA >> 20) as usize]);
         write_volatile(slot, FRAMES[0] | SECTION_RAM);
-        asm!(
-            "dsb",
-            "mcr p15, 0, {z}, c2, c0, 2",   // TTBCR
-            "mcr p15, 0, {one}, c3, c0, 0", // DACR: domain 0 client
-            "mcr p15, 0, {one}, c13, c0, 1", // CONTEXTIDR: ASID 1
-            "mcr p15, 0, {tt}, c2, c0, 0",
-            "mcr p15, 0, {z}, c8, c7, 0",   // TLBIALL
-            "dsb",
-            "isb",
-            "mrc p15, 0, {s}, c1, c0, 0",
-            "orr {s}, {s}, #1",
-            "mcr p15, 0, {s}, c1, c0, 0",   // SCTLR.M
-            "isb",
-            z = in(reg) 0u32,
-            one = in(reg) 1u32,
-            tt = in(reg) addr_of!(TT) as u32,
-            s = out(reg) _,
-            options(nostack),
-        );
+        mmu_on(addr_of!(TT));
         // Twice: the second call runs translated code under the DBT.
         probe();
         let before = probe();
@@ -109,18 +81,7 @@ pub fn test_section_tlbi(check: fn(&str, bool)) {
             options(nostack),
         );
         let after = probe();
-        asm!(
-            "mrc p15, 0, {s}, c1, c0, 0",
-            "bic {s}, {s}, #1",
-            "mcr p15, 0, {s}, c1, c0, 0",   // MMU off
-            "isb",
-            "mcr p15, 0, {z}, c8, c7, 0",   // TLBIALL
-            "dsb",
-            "isb",
-            z = in(reg) 0u32,
-            s = out(reg) _,
-            options(nostack),
-        );
+        mmu_off();
         (before, after)
     };
     check(

@@ -21,10 +21,9 @@
 use core::arch::{asm, global_asm};
 use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
 
+use crate::identity_map::{map_identity, mmu_off, L1};
 use crate::uart::{puthex, puts};
 
-#[repr(C, align(16384))]
-struct L1([u32; 4096]);
 #[repr(C, align(4096))]
 struct Page([u32; 1024]);
 
@@ -74,10 +73,6 @@ const RETURNS: [u32; 2] = [0x11, 0x22];
 const SMALL: u32 = 0xc3e;
 /// The same, global (nG = 0): one entry for every ASID, as a kernel mapping.
 const SMALL_GLOBAL: u32 = SMALL & !0x800;
-/// Section: normal write-back, shareable, read/write, domain 0.
-const SECTION_RAM: u32 = 0x1_0c0e;
-/// Section: strongly ordered, execute-never.
-const SECTION_DEV: u32 = 0xc12;
 
 /// The handshake (written by one CPU, read by the other).
 static mut STAGE0: u32 = 0; // CPU 0: 1 tables ready, 2 pages remapped, 3 ASID 1 remapped
@@ -124,12 +119,7 @@ fn build() {
             (&mut *addr_of_mut!(TT1), addr_of!(PT1)),
             (&mut *addr_of_mut!(TT2), addr_of!(PT2)),
         ] {
-            tt.0.iter_mut().for_each(|e| *e = 0);
-            tt.0[0x080] = 0x0800_0000 | SECTION_DEV; // GIC
-            tt.0[0x090] = 0x0900_0000 | SECTION_DEV; // UART
-            for s in 0..128u32 {
-                tt.0[(0x400 + s) as usize] = (0x4000_0000 + (s << 20)) | SECTION_RAM;
-            }
+            map_identity(tt);
             tt.0[(VA >> 20) as usize] = page(pt) | 1;
         }
         let pt1 = &mut *addr_of_mut!(PT1);
@@ -166,45 +156,9 @@ fn build() {
 
 /// Turns this CPU's MMU on with ASID 1's tables.
 fn mmu_on() {
-    // SAFETY: the tables map all RAM and the devices this program uses by identity, so
-    // nothing moves when the MMU goes on.
-    unsafe {
-        asm!(
-            "mcr p15, 0, {z}, c2, c0, 2",  // TTBCR: TTBR0 only, short descriptors
-            "mcr p15, 0, {one}, c3, c0, 0", // DACR: domain 0 client
-            "mcr p15, 0, {one}, c13, c0, 1", // CONTEXTIDR: ASID 1
-            "mcr p15, 0, {tt}, c2, c0, 0", // TTBR0
-            "mcr p15, 0, {z}, c8, c7, 0",  // TLBIALL (this CPU)
-            "dsb",
-            "isb",
-            "mrc p15, 0, {t}, c1, c0, 0",
-            "orr {t}, {t}, #1",
-            "mcr p15, 0, {t}, c1, c0, 0",
-            "isb",
-            z = in(reg) 0u32, one = in(reg) 1u32, tt = in(reg) addr_of!(TT1) as u32,
-            t = out(reg) _,
-            options(nostack),
-        )
-    };
-}
-
-/// Turns this CPU's MMU off and leaves ASID 0, as the later single-CPU checks expect.
-fn mmu_off() {
-    // SAFETY: identity map: nothing moves when the MMU goes off.
-    unsafe {
-        asm!(
-            "mrc p15, 0, {t}, c1, c0, 0",
-            "bic {t}, {t}, #1",
-            "mcr p15, 0, {t}, c1, c0, 0",
-            "isb",
-            "mcr p15, 0, {z}, c13, c0, 1",
-            "mcr p15, 0, {z}, c8, c7, 0",
-            "dsb",
-            "isb",
-            z = in(reg) 0u32, t = out(reg) _,
-            options(nostack),
-        )
-    };
+    // SAFETY: the tables map all RAM and the devices this program uses by identity
+    // (`map_identity`), so nothing moves when the MMU goes on.
+    unsafe { crate::identity_map::mmu_on(addr_of!(TT1)) };
 }
 
 /// Switches to ASID `asid` with first-level table `tt`.

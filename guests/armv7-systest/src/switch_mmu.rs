@@ -14,8 +14,8 @@
 use core::arch::{asm, global_asm};
 use core::ptr::{addr_of, addr_of_mut, write_volatile};
 
-#[repr(C, align(16384))]
-struct L1([u32; 4096]);
+use crate::identity_map::{map_identity, mmu_off, mmu_on, L1};
+
 #[repr(C, align(4096))]
 struct Page([u32; 1024]);
 
@@ -35,10 +35,6 @@ const VA: u32 = 0x40c0_0000;
 
 /// Small page: normal write-back, not global, read/write at PL0 and PL1.
 const SMALL: u32 = 0xc3e;
-/// Section: normal write-back, shareable, read/write, domain 0, global.
-const SECTION_RAM: u32 = 0x1_0c0e;
-/// Section: strongly ordered, execute-never.
-const SECTION_DEV: u32 = 0xc12;
 
 /// Loop iterations per instruction set (enough for every block to be translated and
 /// its exits linked).
@@ -167,11 +163,7 @@ fn build() {
                 addr_of!(CODE_B) as u32,
             ),
         ] {
-            tt.0.iter_mut().for_each(|e| *e = 0);
-            tt.0[0x090] = 0x0900_0000 | SECTION_DEV; // UART
-            for s in 0..128u32 {
-                tt.0[(0x400 + s) as usize] = (0x4000_0000 + (s << 20)) | SECTION_RAM;
-            }
+            map_identity(tt);
             pt.0.iter_mut().for_each(|e| *e = 0);
             pt.0[0] = code | SMALL;
             tt.0[(VA >> 20) as usize] = pt as *const Page as u32 | 1;
@@ -196,39 +188,10 @@ pub fn test_switch(check: fn(&str, bool)) {
     // SAFETY: both tables map all RAM and the UART by identity, so nothing this program
     // uses moves when the MMU goes on or the space changes (only VA differs).
     let (a32, t32) = unsafe {
-        asm!(
-            "mcr p15, 0, {z}, c2, c0, 2",  // TTBCR: TTBR0 only, short descriptors
-            "mcr p15, 0, {one}, c3, c0, 0", // DACR: domain 0 client
-            "mcr p15, 0, {one}, c13, c0, 1", // CONTEXTIDR: ASID 1
-            "mcr p15, 0, {tta}, c2, c0, 0",
-            "mcr p15, 0, {z}, c8, c7, 0",   // TLBIALL
-            "dsb",
-            "isb",
-            "mrc p15, 0, {s}, c1, c0, 0",
-            "orr {s}, {s}, #1",
-            "mcr p15, 0, {s}, c1, c0, 0",   // SCTLR.M
-            "isb",
-            z = in(reg) 0u32,
-            one = in(reg) 1u32,
-            tta = in(reg) tta,
-            s = out(reg) _,
-            options(nostack),
-        );
+        mmu_on(addr_of!(TTA));
         let a32 = switch_mmu_loop_a32(ITERATIONS, tta, ttb);
         let t32 = switch_mmu_loop_t32(ITERATIONS, tta, ttb);
-        asm!(
-            "mrc p15, 0, {s}, c1, c0, 0",
-            "bic {s}, {s}, #1",
-            "mcr p15, 0, {s}, c1, c0, 0",   // MMU off
-            "isb",
-            "mcr p15, 0, {z}, c13, c0, 1",  // CONTEXTIDR: ASID 0
-            "mcr p15, 0, {z}, c8, c7, 0",   // TLBIALL
-            "dsb",
-            "isb",
-            z = in(reg) 0u32,
-            s = out(reg) _,
-            options(nostack),
-        );
+        mmu_off();
         (a32, t32)
     };
     let want = expected(ITERATIONS);
