@@ -485,6 +485,7 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
                 println!("  {e}");
             }
             Ok(cap) => {
+                keep_output(&name, &cap.output);
                 let mut problems = scenarios::check(run, cap.outcome, &cap.output);
                 if let (Some(marker), Some(path)) = (&s.disk_marker, &disk) {
                     let image = std::fs::read(path).unwrap_or_default();
@@ -511,6 +512,20 @@ fn run_matrix(p: &Prepared, runs: &[Run<'_>], tally: &mut Tally) {
                 }
             }
         }
+    }
+}
+
+/// With `XTASK_TEST_OUTPUT_DIR=DIR` in the environment, writes a run's whole output to
+/// `DIR/<scenario> <cell>.log` (the cell's `/` as `-`), passing runs too: the figures a
+/// guest prints (e.g. Linux's IPI counts) stay readable after the run.
+fn keep_output(name: &str, output: &str) {
+    let Some(dir) = std::env::var_os("XTASK_TEST_OUTPUT_DIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let path = dir.join(format!("{}.log", name.replace('/', "-")));
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, output)) {
+        println!("  (could not keep the output in {}: {e})", path.display());
     }
 }
 
