@@ -1,14 +1,17 @@
 //! EL1 exception vectors. Data aborts in translated code (a guest access that faults:
 //! unmapped or wrapped address, write-protected code page, alignment on device memory, an
-//! external abort the hypervisor injects for an access nothing backs) go back to the
-//! engine through `redirect_fault`, which resumes at the epilogue with the exact guest
-//! state; aborts of the bus probes (`bus.rs`) return a failure to their caller; an
-//! UNDEFINED system-register access made for the guest ([`guest_sysreg`]) becomes the
-//! guest's UNDEFINED. Anything else is a runtime bug: reported, and the VM ends.
+//! external abort the hypervisor injects for an access nothing backs) are first shadow
+//! misses to fill; a translation or permission fault that the guest's own tables give
+//! too is the guest's Data Abort, which `deliver_guest_abort` takes here at a load or
+//! store the engine has seen abort before (translated code goes on in the guest's
+//! handler); the rest go back to the engine through `redirect_fault`, which resumes at
+//! the epilogue with the exact guest state. Aborts of the bus probes (`bus.rs`) return a
+//! failure to their caller; an UNDEFINED system-register access made for the guest
+//! ([`guest_sysreg`]) becomes the guest's UNDEFINED. Anything else is a runtime bug: reported, and the VM ends.
 
 use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use dbt_armv7::translate::a64::redirect_fault;
+use dbt_armv7::translate::a64::{deliver_guest_abort, redirect_fault};
 
 use crate::smp::{me, MAX_VCPUS};
 
@@ -148,19 +151,31 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
         // A translation (DFSC 0b0001xx), access flag (0b0010xx) or permission (0b0011xx)
         // fault of translated code is first a shadow miss: filled from the guest's tables
         // if they permit the access, and retried.
-        if cache.contains(&f.elr)
-            && (0b000100..0b010000).contains(&(esr & 0x3f))
-            && crate::mmu::shadow::fill(far, esr & ESR_WNR != 0)
-        {
-            return;
+        let epilogue = EPILOGUE[me].load(Ordering::Relaxed);
+        if cache.contains(&f.elr) && (0b000100..0b010000).contains(&(esr & 0x3f)) {
+            if crate::mmu::shadow::fill(far, esr & ESR_WNR != 0) {
+                return;
+            }
+            // Not filled: if the guest's own translation refuses the access too, at a
+            // load or store that took the guest's Data Abort before, the abort is taken
+            // here and translated code goes on in the guest's handler.
+            // SAFETY: a fault in this vCPU's code cache interrupted its translated code
+            // (the engine is inside the cache, its CPU and bus are idle).
+            if unsafe {
+                deliver_guest_abort(
+                    &mut f.x,
+                    &mut f.elr,
+                    f.spsr,
+                    far,
+                    cache.clone(),
+                    epilogue,
+                    false,
+                )
+            } {
+                return;
+            }
         }
-        if redirect_fault(
-            &mut f.x,
-            &mut f.elr,
-            far,
-            cache,
-            EPILOGUE[me].load(Ordering::Relaxed),
-        ) {
+        if redirect_fault(&mut f.x, &mut f.elr, far, cache, epilogue) {
             return;
         }
     }

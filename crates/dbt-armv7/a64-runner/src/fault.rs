@@ -3,7 +3,7 @@
 //! `dbt_armv7::translate::a64::redirect_fault`), as the hypervisor's abort handler will.
 
 use core::sync::atomic::{AtomicU64, Ordering};
-use dbt_armv7::translate::a64::redirect_fault;
+use dbt_armv7::translate::a64::{deliver_guest_abort, redirect_fault};
 
 /// `rt_sigaction`.
 const SYS_RT_SIGACTION: u64 = 134;
@@ -66,6 +66,24 @@ extern "C" fn on_fault(sig: i32, info: *mut u8, uc: *mut u8) {
         )
     };
     let cache = CACHE_LO.load(Ordering::Relaxed)..CACHE_HI.load(Ordering::Relaxed);
+    // A guest load or store that nothing backs (the runner has no devices, and maps the
+    // guest's memory where it is), at a site that took the guest's Data Abort before:
+    // the abort is taken here and translated code goes on in the guest's handler.
+    // SAFETY: only a context in the code cache is changed: translated code, whose engine
+    // is inside the cache (its CPU and bus idle while this handler runs).
+    if unsafe {
+        deliver_guest_abort(
+            &mut ctx.regs,
+            &mut ctx.pc,
+            ctx.pstate,
+            addr,
+            cache.clone(),
+            EPILOGUE.load(Ordering::Relaxed),
+            true,
+        )
+    } {
+        return;
+    }
     if !redirect_fault(
         &mut ctx.regs,
         &mut ctx.pc,

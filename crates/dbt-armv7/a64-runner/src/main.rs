@@ -267,9 +267,10 @@ extern "C" fn runner_main(sp: *const u64) -> ! {
     sys::write(
         2,
         format!(
-            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {} system_calls {} code_invalidations {}\n",
+            "dbt: icount {} translated {} interpreted {} blocks {} guest_insns {} host_insns {} entries {} links {} flushes {} faults {} side_exits {} smc {} system_calls {} code_invalidations {} aborts_delivered {}\n",
             cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks, s.guest_insns,
-            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc, s.system_calls, s.code_invalidations
+            s.host_insns, s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc, s.system_calls, s.code_invalidations,
+            s.aborts_delivered
         )
         .as_bytes(),
     );

@@ -10,6 +10,7 @@ use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use super::contexts::{ctx_of, Contexts, InBlockSwitch};
 use super::exc_assume::{ExcAssume, ExcHint};
+use super::fault_sites::FaultSites;
 use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
@@ -95,6 +96,10 @@ pub struct Stats {
     /// Address-space switches (`TTBR0`/`TTBR1`/`CONTEXTIDR` writes) performed inside a
     /// block, without leaving translated code.
     pub switches_in_block: u64,
+    /// Guest Data Aborts that the host's fault handler delivered itself
+    /// ([`a64::deliver_guest_abort`](super::a64::deliver_guest_abort)), without the
+    /// dispatcher and the interpreter (not counted in `faults`).
+    pub aborts_delivered: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -152,6 +157,9 @@ pub struct Dbt<G: CodeGen> {
     /// clears this), so repeated faults in one block (a guest's abort loop) skip the
     /// search of `by_addr`.
     last_fault_block: Option<(usize, usize, u32)>,
+    /// Loads and stores that took a guest Data Abort, by host address, for the host's
+    /// fault handler to deliver the next abort itself (boxed: `state` holds its address).
+    fault_sites: alloc::boxed::Box<FaultSites>,
     /// Blocks translated with the MMU on, by guest virtual page (address >> 12; a block
     /// never crosses a page): TLB maintenance by address drops a page's blocks without a
     /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
@@ -308,6 +316,11 @@ fn set_pc_isa(cpu: &mut Cpu, pc: u32) {
 impl<G: CodeGen> Dbt<G> {
     /// An engine with an empty code cache.
     pub fn new(gen: G) -> Dbt<G> {
+        let fault_sites = alloc::boxed::Box::<FaultSites>::default();
+        let state = GuestState {
+            fault_sites: &*fault_sites as *const FaultSites as u64,
+            ..GuestState::default()
+        };
         Dbt {
             gen,
             rt: None,
@@ -327,11 +340,12 @@ impl<G: CodeGen> Dbt<G> {
             map_generation: 1,
             by_addr: BTreeMap::new(),
             last_fault_block: None,
+            fault_sites,
             by_page: BTreeMap::new(),
             block_maps: BTreeSet::new(),
             block_map_sizes: 0,
             used: 0,
-            state: GuestState::default(),
+            state,
             stats: Stats::default(),
             contexts: Contexts::new(),
             protected: BTreeSet::new(),
@@ -374,7 +388,10 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Counters so far.
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            aborts_delivered: self.fault_sites.delivered,
+            ..self.stats
+        }
     }
 
     /// Whether translated code may run in this CPU state. Not translated: a start inside
@@ -781,6 +798,11 @@ impl<G: CodeGen> Dbt<G> {
                         self.invalidate(mem, pc & !1, (pc & !1).wrapping_add(1));
                         link_from = None;
                     }
+                    // The site, should the interpreter take the guest's Data Abort there.
+                    let site = self
+                        .last_fault_block
+                        .filter(|_| fault_exit)
+                        .map(|(_, _, id)| (id, self.state.link_site, self.stats.flushes));
                     set_pc_isa(cpu, pc);
                     cpu.it = it;
                     let interpreted = left > 0;
@@ -801,6 +823,9 @@ impl<G: CodeGen> Dbt<G> {
                             Some(_) => false,
                             None => cpu.just_took_data_abort(pc),
                         };
+                    if let Some(site) = site.filter(|_| aborted) {
+                        self.learn_fault_site(site, pc, it);
+                    }
                     if fault_exit && !aborted {
                         // The written page, physical (the protection is by physical page).
                         let acc = Access {
@@ -1126,6 +1151,30 @@ impl<G: CodeGen> Dbt<G> {
         (b.pcs[k], b.its[k], k as u64, b.key.thumb)
     }
 
+    /// Records the guest instruction at `pc` (bit 0: Thumb; ITSTATE `it`), which just took
+    /// the guest's Data Abort after its host code faulted at host address `host` in block
+    /// `id`, in [`Dbt::fault_sites`], unless the code cache was flushed since (`flushes`).
+    fn learn_fault_site(&mut self, (id, host, flushes): (u32, u64, u64), pc: u32, it: u8) {
+        let Some(b) = self.blocks.get(id as usize) else {
+            return;
+        };
+        let Some(k) = b.pcs.iter().position(|&p| p == pc & !1) else {
+            return;
+        };
+        if self.stats.flushes != flushes || !b.live {
+            return;
+        }
+        let raw = b.raws[k];
+        let insn = if !b.key.thumb {
+            crate::decode::decode_a32(raw)
+        } else if raw >> 16 != 0 {
+            crate::decode::decode_thumb((raw >> 16) as u16, raw as u16)
+        } else {
+            crate::decode::decode_thumb(raw as u16, 0)
+        };
+        self.fault_sites.record(host, pc, k as u64, it, &insn);
+    }
+
     /// The (block, exit) whose branch is at cache offset `site`.
     fn exit_at(&self, site: usize) -> Option<(u32, u16)> {
         let (_, &id) = self.by_addr.range(..=site).next_back()?;
@@ -1340,6 +1389,7 @@ impl<G: CodeGen> Dbt<G> {
         self.map_changed();
         self.by_addr.clear();
         self.last_fault_block = None;
+        self.fault_sites.clear();
         self.by_page.clear();
         self.block_maps.clear();
         self.block_map_sizes = 0;

@@ -12,6 +12,8 @@
 //! - [`engine`]: [`Dbt`], the dispatcher: metadata cache, code cache, block linking and
 //!   unlinking, invalidation, and the interpreter fallback.
 //! - [`exc_assume`]: what inline exception entries are translated for.
+//! - [`fault_sites`]: translated loads and stores that took a guest Data Abort, for the
+//!   host's fault handler to deliver the next one itself.
 //! - [`state`]: the [`GuestState`] that translated code and the dispatcher share.
 //! - [`host`]: [`CodeMemory`], the executable memory the host provides.
 //! - [`sys_call`]: instructions that translated code runs in the system model through a
@@ -23,6 +25,7 @@ pub mod contexts;
 pub mod copy;
 pub mod engine;
 pub mod exc_assume;
+pub mod fault_sites;
 pub mod frontend;
 pub mod host;
 pub mod state;

@@ -52,6 +52,11 @@ pub struct GuestState {
     /// [`MODE_INFO`]: what inline exception entries and returns look the current and the
     /// new mode up in (translated code indexes it by `CPSR.M`).
     pub mode_info: [u8; 32],
+    /// Host address of the engine's [`FaultSites`](super::fault_sites::FaultSites), which
+    /// a host fault handler looks a faulting host address up in to deliver a guest Data
+    /// Abort itself ([`a64::deliver_guest_abort`](super::a64::deliver_guest_abort)); 0:
+    /// none.
+    pub fault_sites: u64,
 }
 
 impl Default for GuestState {
@@ -73,6 +78,7 @@ impl Default for GuestState {
             fpscr: 0,
             pad4: 0,
             mode_info: MODE_INFO,
+            fault_sites: 0,
         }
     }
 }

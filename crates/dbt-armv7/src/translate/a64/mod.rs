@@ -15,6 +15,7 @@ pub mod enc_alu;
 pub mod enc_excl;
 pub mod enc_fp;
 mod exception;
+mod fast_abort;
 mod gen;
 mod indirect;
 mod lower;
@@ -29,6 +30,7 @@ mod ttbr_inline;
 pub mod vfp;
 pub mod vfp_host;
 
+pub use fast_abort::deliver_guest_abort;
 pub use gen::A64Gen;
 
 use super::state::EXIT_FAULT;
