@@ -52,6 +52,10 @@ const KERNELS: &[(&str, &str)] = &[
         "pabt",
         "2000 BLX to an XN section: Prefetch Abort + handler + return",
     ),
+    (
+        "tlbi-asid",
+        "256 TLBIMVA of one ASID while 32 other ASIDs map the pages",
+    ),
 ];
 
 /// One kernel's line: `armv7-dbtbench: <name> 0x<ticks> result 0x<value>`.

@@ -164,6 +164,8 @@ extern "C" fn main() -> ! {
     bench("miss", crate::mmu::miss);
     bench("dabt", crate::aborts::dabt);
     bench("pabt", crate::aborts::pabt);
+    black_box(crate::mmu::fill_spaces());
+    bench("tlbi-asid", crate::mmu::tlbi_asid);
     puts("armv7-dbtbench: done\n");
     system_off()
 }

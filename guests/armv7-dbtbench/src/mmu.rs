@@ -165,3 +165,43 @@ pub fn miss() -> u32 {
     }
     acc
 }
+
+/// Address spaces besides A and B that [`fill_spaces`] touches the private section in.
+const OTHER_SPACES: u32 = 32;
+
+/// Loads from the private section's first [`PAGES`] pages in [`OTHER_SPACES`] more address
+/// spaces (ASIDs 3 to 34, address space A's tables), then returns to A (ASID 1): under
+/// the DBT each gets a shadow holding its own non-global translations of those pages, as
+/// the processes of an operating system all map their code and stacks at the same
+/// addresses.
+pub fn fill_spaces() -> u32 {
+    let mut acc = 0u32;
+    for asid in 3..3 + OTHER_SPACES {
+        set_asid(asid);
+        for k in 0..PAGES {
+            // SAFETY: the private section is RAM (frame A) in every ASID with A's tables.
+            acc = acc.wrapping_add(unsafe { read_volatile((PRIVATE_VA + k * 4096) as *const u32) });
+        }
+    }
+    set_asid(1);
+    acc
+}
+
+/// Writes `CONTEXTIDR` (the ASID; `TTBR0` stays address space A's).
+fn set_asid(asid: u32) {
+    // SAFETY: every ASID uses A's tables, which map all code and data.
+    unsafe { asm!("mcr p15, 0, {}, c13, c0, 1", "isb", in(reg) asid, options(nostack)) };
+}
+
+/// 256 `TLBIMVA` of ASID 1 in the private section (none touched) while the other address
+/// spaces of [`fill_spaces`] hold translations of the same pages.
+pub fn tlbi_asid() -> u32 {
+    for k in 0..PAGES {
+        // SAFETY: TLB maintenance only.
+        unsafe {
+            asm!("mcr p15, 0, {}, c8, c7, 1", "dsb", "isb",
+                in(reg) (PRIVATE_VA + k * 4096) | 1, options(nostack))
+        };
+    }
+    PAGES
+}
