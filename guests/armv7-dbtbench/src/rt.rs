@@ -43,12 +43,13 @@ und_entry:
 svc_entry:
     movs pc, lr
 
-    @ Data Abort (aborts.rs `dabt`): fold DFSR, DFAR and LR_abt into ABORT_SUM, then skip
-    @ the aborted (A32) load: LR_abt is its address + 8.
-dabt_entry:
+    @ The abort handlers' common part: fold the fault status (`MRC p15, 0, r0, c5, c0,
+    @ \fsr`: DFSR or IFSR), the fault address (`c6, c0, \far`: DFAR or IFAR) and LR_abt
+    @ into ABORT_SUM, every register but LR_abt preserved.
+    .macro fold_abort fsr, far
     push {{r0-r2}}
-    mrc p15, 0, r0, c5, c0, 0    @ DFSR
-    mrc p15, 0, r1, c6, c0, 0    @ DFAR
+    mrc p15, 0, r0, c5, c0, \fsr
+    mrc p15, 0, r1, c6, c0, \far
     add r0, r0, r1
     add r0, r0, lr
     ldr r2, =ABORT_SUM
@@ -56,21 +57,18 @@ dabt_entry:
     add r1, r0, r1, ror #31
     str r1, [r2]
     pop {{r0-r2}}
+    .endm
+
+    @ Data Abort (aborts.rs `dabt`): fold DFSR, DFAR and LR_abt into ABORT_SUM, then skip
+    @ the aborted (A32) load: LR_abt is its address + 8.
+dabt_entry:
+    fold_abort 0, 0
     subs pc, lr, #4
 
     @ Prefetch Abort (aborts.rs `pabt`): fold IFSR, IFAR and LR_abt into ABORT_SUM, then
     @ return to the address in r3 (after the BLX that branched to the aborting address).
 pabt_entry:
-    push {{r0-r2}}
-    mrc p15, 0, r0, c5, c0, 1    @ IFSR
-    mrc p15, 0, r1, c6, c0, 2    @ IFAR
-    add r0, r0, r1
-    add r0, r0, lr
-    ldr r2, =ABORT_SUM
-    ldr r1, [r2]
-    add r1, r0, r1, ror #31
-    str r1, [r2]
-    pop {{r0-r2}}
+    fold_abort 1, 2
     mov lr, r3
     subs pc, lr, #0
 "#

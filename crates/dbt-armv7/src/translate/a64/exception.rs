@@ -581,11 +581,17 @@ fn exception_return(a: &mut Asm, imm: u32, slow: Label, to_user: Label) {
     a.put(enc::w_ldp(13, 14, t, 0));
     access(a, Ls::Strb, new, CPU, f::MODE, T_FLAGS);
     a.bind(same);
+    install_spsr_and_target(a, spsr, t);
+}
+
+/// The end of every inline exception return: `CPSR` = the SPSR in `spsr` (stored in the
+/// `Cpu` in `CPU`), NZCV from it, and the target in `T_PCV` as the new instruction set
+/// takes it: Thumb (`SPSR.T`): bit 0 set (the instruction-set bit of an exit); A32: bits
+/// 1:0 clear. `t`: scratch.
+fn install_spsr_and_target(a: &mut Asm, spsr: u8, t: u8) {
     access(a, Ls::Str, spsr, CPU, f::CPSR, T_FLAGS);
-    // NZCV from the SPSR.
     logic_imm(a, Logic::And, t, spsr, 0xf000_0000);
     a.put(enc::msr_nzcv(t));
-    // Thumb: target | 1 (bit 0 clear, then the instruction-set bit); A32: bits 1:0 clear.
     let arm = a.label();
     let done = a.label();
     a.tbz_to(spsr, 5, arm);
@@ -617,16 +623,6 @@ fn return_to_user(a: &mut Asm, rt: &Runtime, charged: usize, slow: Label) {
     a.put(enc::w_stp(13, 14, info, 0));
     a.put(enc::w_ldp(13, 14, T_FLAGS, 8 * Mode::Usr.bank() as i32));
     access(a, Ls::Strb, new, CPU, f::MODE, T_FLAGS);
-    access(a, Ls::Str, spsr, CPU, f::CPSR, T_FLAGS);
-    logic_imm(a, Logic::And, t, spsr, 0xf000_0000);
-    a.put(enc::msr_nzcv(t));
-    let arm = a.label();
-    let done = a.label();
-    a.tbz_to(spsr, 5, arm);
-    logic_imm(a, Logic::Orr, T_PCV, T_PCV, 1);
-    a.b_to(done);
-    a.bind(arm);
-    logic_imm(a, Logic::And, T_PCV, T_PCV, !3);
-    a.bind(done);
+    install_spsr_and_target(a, spsr, t);
     to_other_privilege(a, rt, charged);
 }
