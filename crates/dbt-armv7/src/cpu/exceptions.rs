@@ -51,6 +51,35 @@ impl Cpu {
             && self.r[14] == (pc & !1).wrapping_add(8)
     }
 
+    /// Takes the Prefetch Abort with `IFSR` value `ifsr` that fetching the instruction at
+    /// the PC raises, as [`Cpu::step`] would, and returns true; returns false with nothing
+    /// done when `step` would do something else first: take a pending unmasked interrupt,
+    /// report the exception to the host ([`Cpu::set_exit_on_exception`]), or (in an IT
+    /// block) not start at the instruction at all. For a translator that knows the fetch
+    /// faults without fetching (`translate::fetch_aborts`).
+    pub fn take_fetch_abort(&mut self, ifsr: u32) -> bool {
+        if !self.flag(psr::I) || !self.flag(psr::F) {
+            self.sample_interrupt_lines();
+        }
+        if self.exit_on_exception
+            || self.it != 0
+            || (self.fiq_line && !self.flag(psr::F))
+            || (self.irq_line && !self.flag(psr::I))
+        {
+            return false;
+        }
+        let pc = self.r[15];
+        self.icount += 1;
+        self.take_exception(
+            Exception::PrefetchAbort {
+                fsr: ifsr,
+                far: pc,
+            },
+            if self.thumb() { 2 } else { 4 },
+        );
+        true
+    }
+
     /// Vector base address (`SCTLR.V` hivecs or `VBAR`).
     pub fn vector_base(&self) -> u32 {
         if self.cp15.sctlr & (1 << 13) != 0 {

@@ -11,6 +11,7 @@ use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use super::contexts::{ctx_of, Contexts, InBlockSwitch};
 use super::exc_assume::{ExcAssume, ExcHint};
 use super::fault_sites::FaultSites;
+use super::fetch_aborts::FetchAborts;
 use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
@@ -160,6 +161,8 @@ pub struct Dbt<G: CodeGen> {
     /// Loads and stores that took a guest Data Abort, by host address, for the host's
     /// fault handler to deliver the next abort itself (boxed: `state` holds its address).
     fault_sites: alloc::boxed::Box<FaultSites>,
+    /// Guest pages whose fetch a valid entry refuses (Prefetch Aborts without a walk).
+    fetch_aborts: FetchAborts,
     /// Blocks translated with the MMU on, by guest virtual page (address >> 12; a block
     /// never crosses a page): TLB maintenance by address drops a page's blocks without a
     /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
@@ -341,6 +344,7 @@ impl<G: CodeGen> Dbt<G> {
             by_addr: BTreeMap::new(),
             last_fault_block: None,
             fault_sites,
+            fetch_aborts: FetchAborts::default(),
             by_page: BTreeMap::new(),
             block_maps: BTreeSet::new(),
             block_map_sizes: 0,
@@ -571,6 +575,17 @@ impl<G: CodeGen> Dbt<G> {
                 link_from = None;
                 indirect_to = false;
             }
+            if let Some(ifsr) = self.fetch_aborts.verdict(cpu, key.pc) {
+                // A branch to a page whose fetch the guest's valid entry refuses: the
+                // Prefetch Abort, as the interpreter's fetch would raise it.
+                if cpu.take_fetch_abort(ifsr) {
+                    left -= 1;
+                    self.stats.executed_interpreted += 1;
+                    link_from = None;
+                    indirect_to = false;
+                    continue;
+                }
+            }
             let found = match self.lookup(key) {
                 Some(id) if self.blocks[id as usize].epoch != self.epoch => {
                     // Translated before the last invalidation of everything: it runs if
@@ -619,8 +634,9 @@ impl<G: CodeGen> Dbt<G> {
                         indirect_to = false;
                     }
                     let Some(origin) = Self::origin(cpu, bus, key) else {
-                        // The fetch faults (not cached: the guest may map the page
-                        // without TLB maintenance).
+                        // The fetch faults (cached only for a valid entry's refusal: the
+                        // guest may map an unmapped page without TLB maintenance).
+                        self.fetch_aborts.learn(cpu, bus, key.pc);
                         link_from = None;
                         indirect_to = false;
                         if let Some(e) = self.interpret(cpu, bus, mem, &mut left) {
@@ -922,6 +938,7 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Drops the translations made with the MMU on that TLB maintenance `op` names.
     fn drop_translations_of(&mut self, mem: &mut dyn CodeMemory, op: TlbMaintenance) {
+        self.fetch_aborts.clear();
         match op {
             TlbMaintenance::All => self.new_epoch(mem),
             TlbMaintenance::Asid(a) => {

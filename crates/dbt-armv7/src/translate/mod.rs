@@ -14,6 +14,7 @@
 //! - [`exc_assume`]: what inline exception entries are translated for.
 //! - [`fault_sites`]: translated loads and stores that took a guest Data Abort, for the
 //!   host's fault handler to deliver the next one itself.
+//! - [`fetch_aborts`]: guest pages whose fetch a valid entry refuses (Prefetch Aborts).
 //! - [`state`]: the [`GuestState`] that translated code and the dispatcher share.
 //! - [`host`]: [`CodeMemory`], the executable memory the host provides.
 //! - [`sys_call`]: instructions that translated code runs in the system model through a
@@ -26,6 +27,7 @@ pub mod copy;
 pub mod engine;
 pub mod exc_assume;
 pub mod fault_sites;
+pub mod fetch_aborts;
 pub mod frontend;
 pub mod host;
 pub mod state;
