@@ -16,8 +16,10 @@
 //!   access the guest does not permit is not filled: the engine then runs the
 //!   instruction in the interpreter, which raises the guest's exact abort.
 //! - Invalidated on the guest's TLB maintenance (`TLBIALL`: every shadow; `TLBIASID`: that
-//!   ASID's; `TLBIMVA*`: that page in every shadow, and every page filled from a guest
-//!   section, supersection, large page or LPAE block holding it), on `TTBCR` writes and on
+//!   ASID's; `TLBIMVA*`: that page in every shadow that can hold it ([`regions`]: one with
+//!   entries in the page's 2 MiB region, and of that ASID or with global entries there),
+//!   and every page filled from a guest section, supersection, large page or LPAE block
+//!   holding it), on `TTBCR` writes and on
 //!   `SCTLR` changes that change permissions (`AFE`, `WXN`). `TTBR`/`CONTEXTIDR` writes
 //!   select another shadow and drop nothing: as the guest's own TLB, the shadow keeps an
 //!   ASID's translations until the guest invalidates them. Translated code switches to a
@@ -49,6 +51,9 @@ use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
 
 use crate::smp::{me, MAX_VCPUS};
+
+mod regions;
+use regions::{bits, region, Regions};
 
 use super::Table;
 
@@ -133,6 +138,8 @@ struct State {
     blocks: BTreeMap<(u32, u8), Vec<u32>>,
     /// The sizes (bit `log2`) in `blocks`.
     block_sizes: u32,
+    /// Which shadows can hold a translation of an address (for page-form TLB operations).
+    regions: Regions,
     stats: Stats,
 }
 
@@ -179,6 +186,7 @@ fn new_state(v: usize) -> State {
         last_fill: None,
         blocks: BTreeMap::new(),
         block_sizes: 0,
+        regions: Regions::new(),
         stats: Stats::default(),
     }
 }
@@ -290,7 +298,10 @@ impl State {
                     continue;
                 }
                 let l2 = (e1 & super::OA_MASK) as *mut Table;
-                for e2 in (*l2).0 {
+                for (j, e2) in (*l2).0.into_iter().enumerate() {
+                    if e2 & 1 != 0 {
+                        self.regions.forget_entries(i, l1 * 512 + j);
+                    }
                     if e2 & 3 == 3 {
                         self.free.push((e2 & super::OA_MASK) as *mut Table);
                     }
@@ -298,6 +309,7 @@ impl State {
                 self.free.push(l2);
             }
         }
+        self.regions.forget_shadow(i, sh.space.asid);
         self.free.push(sh.root);
         tlbi_asid(sh.asid);
         self.stats.dropped += 1;
@@ -438,6 +450,7 @@ impl State {
             generation: self.generation,
             last_use: self.clock,
         });
+        self.regions.note_shadow(i, space.asid);
         self.stats.created += 1;
         i
     }
@@ -502,6 +515,7 @@ impl State {
             return false;
         };
         let i = self.current.expect("current shadow");
+        self.regions.note_entry(i, region(va), w.global);
         // SAFETY: a level-3 entry of one of our tables.
         let old = unsafe { core::ptr::read_volatile(e) };
         if old == desc {
@@ -591,7 +605,10 @@ impl State {
                 }
                 core::ptr::write_volatile(&mut (*root).0[l1], 0);
                 let l2 = (e1 & super::OA_MASK) as *mut Table;
-                for e2 in (*l2).0 {
+                for (j, e2) in (*l2).0.into_iter().enumerate() {
+                    if e2 & 1 != 0 {
+                        self.regions.forget_entries(i, l1 * 512 + j);
+                    }
                     if e2 & 3 == 3 {
                         below.push((e2 & super::OA_MASK) as *mut Table);
                     }
@@ -609,16 +626,23 @@ impl State {
         self.stats.dropped += 1;
     }
 
-    /// Clears the entries of the guest virtual pages `pages` (those filled from one guest
-    /// block mapping) in every shadow, and their host TLB entries.
-    fn clear_pages(&mut self, pages: &[u32]) {
-        for i in 0..self.shadows.len() {
-            for &va in pages {
-                if let Some(e) = self.entry(i, va, false) {
-                    // SAFETY: a level-3 entry of one of our tables.
-                    unsafe { core::ptr::write_volatile(e, 0) };
-                }
+    /// Clears the entry of guest virtual page `va` in every shadow that can hold one the
+    /// page-form TLB operation of `asid` (`None`: every ASID) removes.
+    fn clear_page(&mut self, va: u32, asid: Option<u8>) {
+        for i in bits(self.regions.holders(va, asid)) {
+            if let Some(e) = self.entry(i, va, false) {
+                // SAFETY: a level-3 entry of one of our tables.
+                unsafe { core::ptr::write_volatile(e, 0) };
             }
+        }
+    }
+
+    /// Clears the entries of the guest virtual pages `pages` (those filled from one guest
+    /// block mapping) as [`clear_page`](Self::clear_page) does, and their host TLB
+    /// entries.
+    fn clear_pages(&mut self, pages: &[u32], asid: Option<u8>) {
+        for &va in pages {
+            self.clear_page(va, asid);
         }
         for &va in pages {
             tlbi_va_all(va);
@@ -627,10 +651,10 @@ impl State {
 
     /// Applies TLB maintenance `op` to these shadows (performed by this vCPU, `mine`, or
     /// by another). Shadows of other vCPUs, and this vCPU's current one, are emptied in
-    /// place; the page forms clear the page's entry in every shadow (global pages are
-    /// copied into each), and every page filled from a guest block mapping that holds the
-    /// address (with their host TLB entries); the caller invalidates the host TLB for the
-    /// page.
+    /// place; the page forms clear the page's entry in every shadow that can hold it
+    /// (global pages are copied into each), and every page filled from a guest block
+    /// mapping that holds the address (with their host TLB entries); the caller
+    /// invalidates the host TLB for the page.
     fn maintenance(&mut self, op: TlbMaintenance, mine: bool) {
         match op {
             TlbMaintenance::All => {
@@ -659,12 +683,11 @@ impl State {
                 }
             }
             TlbMaintenance::Page { va, .. } | TlbMaintenance::PageAllAsids(va) => {
-                for i in 0..self.shadows.len() {
-                    if let Some(e) = self.entry(i, va, false) {
-                        // SAFETY: a level-3 entry of one of our tables.
-                        unsafe { core::ptr::write_volatile(e, 0) };
-                    }
-                }
+                let asid = match op {
+                    TlbMaintenance::Page { asid, .. } => Some(asid),
+                    _ => None,
+                };
+                self.clear_page(va, asid);
                 let mut sizes = self.block_sizes;
                 while sizes != 0 {
                     let log2 = sizes.trailing_zeros() as u8;
@@ -675,7 +698,7 @@ impl State {
                         continue;
                     };
                     let mut pages = core::mem::take(list);
-                    self.clear_pages(&pages);
+                    self.clear_pages(&pages, asid);
                     pages.clear();
                     if let Some(list) = self.blocks.get_mut(&(base, log2)) {
                         *list = pages;
