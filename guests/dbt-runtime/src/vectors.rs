@@ -149,16 +149,14 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
         }
         let cache = CACHE_LO[me].load(Ordering::Relaxed)..CACHE_HI[me].load(Ordering::Relaxed);
         // A translation (DFSC 0b0001xx), access flag (0b0010xx) or permission (0b0011xx)
-        // fault of translated code is first a shadow miss: filled from the guest's tables
-        // if they permit the access, and retried.
+        // fault of translated code is the guest's Data Abort or a shadow miss: filled
+        // from the guest's tables if they permit the access, and retried.
         let epilogue = EPILOGUE[me].load(Ordering::Relaxed);
         if cache.contains(&f.elr) && (0b000100..0b010000).contains(&(esr & 0x3f)) {
-            if crate::mmu::shadow::fill(far, esr & ESR_WNR != 0) {
-                return;
-            }
-            // Not filled: if the guest's own translation refuses the access too, at a
-            // load or store that took the guest's Data Abort before, the abort is taken
-            // here and translated code goes on in the guest's handler.
+            // First, at a load or store that took the guest's Data Abort before: if the
+            // guest's own translation refuses the access, the abort is taken here and
+            // translated code goes on in the guest's handler (the fill would walk the
+            // guest's tables to the same refusal).
             // SAFETY: a fault in this vCPU's code cache interrupted its translated code
             // (the engine is inside the cache, its CPU and bus are idle).
             if unsafe {
@@ -172,6 +170,9 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
                     false,
                 )
             } {
+                return;
+            }
+            if crate::mmu::shadow::fill(far, esr & ESR_WNR != 0) {
                 return;
             }
         }
