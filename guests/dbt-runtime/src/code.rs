@@ -4,7 +4,9 @@
 //! the runtime's stage 1, shared by the vCPUs (`smp::hold`, `smp::release`), and the
 //! guest's stage 1 mirrored in shadow tables (`mmu::shadow`).
 
+use aarch64_cpu::registers::{Readable, TTBR0_EL1};
 use alloc::vec::Vec;
+use core::sync::atomic::AtomicU32;
 use dbt_armv7::mmu::TlbMaintenance;
 use dbt_armv7::translate::host::{call_prologue, sync_code, CodeMemory, GuestMmu};
 use dbt_armv7::translate::GuestState;
@@ -32,6 +34,12 @@ impl Code {
     pub fn range(&self) -> (u64, u64) {
         (self.base as u64, self.base as u64 + self.len as u64)
     }
+}
+
+/// The shadow loaded now (`CodeMemory::loaded_space`): `TTBR0_EL1`, which translated code
+/// may load again itself (the shadow finds its current one there, `mmu::shadow`).
+fn loaded_ttbr0() -> u64 {
+    TTBR0_EL1.get()
 }
 
 impl CodeMemory for Code {
@@ -71,6 +79,14 @@ impl CodeMemory for Code {
 
     fn in_code_switch(&self) -> Option<fn(&GuestMmu) -> bool> {
         Some(crate::mmu::shadow::switch_in_code)
+    }
+
+    fn loaded_space(&self) -> Option<fn() -> u64> {
+        Some(loaded_ttbr0)
+    }
+
+    fn switch_epoch(&self) -> Option<&'static AtomicU32> {
+        Some(crate::mmu::shadow::switch_epoch())
     }
 
     fn guest_tlb_maintenance(&mut self, op: TlbMaintenance) {

@@ -2,7 +2,10 @@
 //! address-space switch that translated code performs without leaving the code cache
 //! ([`InBlockSwitch`]): a guest `TTBR0`/`TTBR1`/`CONTEXTIDR` write at PL1 in a block that
 //! runs under every ASID loads a shadow the host already has and this context's tables,
-//! and the block goes on.
+//! and the block goes on. Contexts that translated code switches to by itself are in the
+//! [`switch_cache`].
+
+pub mod switch_cache;
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -97,17 +100,18 @@ impl Contexts {
 
     /// Forgets every return stack and target cache entry (their host addresses may point
     /// at translations that are gone): the current context's now, the others' before
-    /// their next use.
-    pub fn clear(&mut self) {
+    /// their next use; and so `state`'s switch cache, which would reach them unchecked.
+    pub fn clear(&mut self, state: &mut GuestState) {
         for t in self.tables.iter_mut() {
             t.stale = true;
         }
         self.tables[self.cur].clear();
+        switch_cache::forget_all(state);
     }
 
-    /// Makes `ctx`'s tables the current ones (recycling the least recently used);
-    /// returns whether they were not already.
-    pub fn select(&mut self, ctx: Ctx) -> bool {
+    /// Makes `ctx`'s tables the current ones (recycling the least recently used, whose
+    /// entry in `state`'s switch cache goes); returns whether they were not already.
+    pub fn select(&mut self, ctx: Ctx, state: &mut GuestState) -> bool {
         if self.tables[self.cur].ctx == Some(ctx) {
             return false;
         }
@@ -128,6 +132,7 @@ impl Contexts {
                     .min_by_key(|&i| self.tables[i].last_use)
                     .expect("tables");
                 self.tables[i].stale = true;
+                switch_cache::forget_table(state, self.tables[i].ibtc.as_ptr() as u64);
                 i
             }
         };
@@ -155,6 +160,51 @@ impl Contexts {
         // The ring starts at the first suitably aligned entry of `ras`.
         state.ras_base = ras.next_multiple_of(align);
         state.ibtc_base = t.ibtc.as_mut_ptr() as u64;
+        state.cur_key = t.ctx.map_or(0, switch_cache::key);
+    }
+
+    /// Records the current context, installed in `state`, in `state`'s switch cache, with
+    /// the host's `TTBR0_EL1` value of its shadow (which the host has loaded; 0: nothing
+    /// to load). Nothing is written when the entry holds it already.
+    pub fn remember(&self, state: &mut GuestState, ttbr: u64) {
+        let Some(ctx) = self.tables[self.cur].ctx else {
+            return;
+        };
+        let key = switch_cache::key(ctx);
+        let e = &state.switch_cache[switch_cache::slot(key)];
+        if e.key == key
+            && e.ttbr == ttbr
+            && e.ibtc == state.ibtc_base
+            && e.epoch == switch_cache::epoch_now(state)
+        {
+            return;
+        }
+        switch_cache::remember(state, key, ttbr, state.ras_base, state.ibtc_base);
+    }
+
+    /// Makes the tables that translated code holds (`state.ibtc_base`) the current ones
+    /// again, if translated code switched context by itself through the switch cache
+    /// since they were installed; returns whether it had (the host's shadow changed with
+    /// them).
+    pub fn sync(&mut self, state: &GuestState) -> bool {
+        if state.cur_key == self.tables[self.cur].ctx.map_or(0, switch_cache::key) {
+            return false;
+        }
+        let Some(i) = self
+            .tables
+            .iter()
+            .position(|t| t.ibtc.as_ptr() as u64 == state.ibtc_base)
+        else {
+            // Not reached: entries name live tables (`select` forgets recycled ones).
+            debug_assert!(false, "switch cache entry of no tables");
+            return true;
+        };
+        debug_assert_eq!(self.tables[i].ctx.map(switch_cache::key), Some(state.cur_key));
+        self.clock += 1;
+        self.tables[i].last_use = self.clock;
+        self.prev = self.cur;
+        self.cur = i;
+        true
     }
 }
 
@@ -169,40 +219,64 @@ impl Default for Contexts {
 pub struct InBlockSwitch<'a> {
     /// The tables of the contexts.
     pub contexts: &'a mut Contexts,
-    /// What the host was last told about the guest's stage 1 (hosts that mirror it).
+    /// What the host was last told about the guest's stage 1 (hosts that mirror it);
+    /// `None` once translated code switched the host's shadow itself (switch cache).
     pub host_mmu: &'a mut Option<GuestMmu>,
     /// The host mirrors the guest's stage 1, and this routine switches its shadow to one
     /// it already has (see [`CodeMemory::in_code_switch`](super::host::CodeMemory::in_code_switch)).
     pub mirror: Option<fn(&GuestMmu) -> bool>,
+    /// The host's `TTBR0_EL1` value of the loaded shadow, for the switch cache (see
+    /// [`CodeMemory::loaded_space`](super::host::CodeMemory::loaded_space)).
+    pub loaded: Option<fn() -> u64>,
     /// Whether the host mirrors the guest's stage 1 at all.
     pub mirrors: bool,
     /// Switches performed (the engine's `Stats::switches_in_block`).
     pub switches: &'a mut u64,
 }
 
+impl InBlockSwitch<'_> {
+    /// Has the host load the shadow of `cpu`'s state (the registers of a translation
+    /// write just performed, or a new privilege), one it holds already, unless it is the
+    /// one the host was last told; false when the host has none (nothing changed).
+    fn host_to(&mut self, cpu: &Cpu, state: &GuestState) -> bool {
+        if self.contexts.sync(state) {
+            // Translated code switched by itself since: the host's view is the cache
+            // entry's, which need not be what `host_mmu` says.
+            *self.host_mmu = None;
+        }
+        if !self.mirrors {
+            return true;
+        }
+        // `TTBCR`, `DACR`, `SCTLR` leave translated code when they change; with the
+        // MMU off the host's view stays `GuestMmu::OFF` (every privilege and ASID).
+        let g = GuestMmu::of(cpu);
+        if *self.host_mmu != Some(g) {
+            if g.on() && !self.mirror.is_some_and(|mirror| mirror(&g)) {
+                return false;
+            }
+            *self.host_mmu = Some(g);
+        }
+        true
+    }
+
+    /// The switch cache learns the context just made current (the host's shadow of it is
+    /// loaded).
+    fn remember(&mut self, state: &mut GuestState) {
+        let ttbr = match *self.host_mmu {
+            Some(g) if g.on() => match self.loaded {
+                Some(loaded) => loaded(),
+                None => return,
+            },
+            _ => 0,
+        };
+        self.contexts.remember(state, ttbr);
+    }
+}
+
 impl SpaceSwitch for InBlockSwitch<'_> {
     fn switch(&mut self, cpu: &Cpu, state: &mut GuestState) -> bool {
-        if self.mirrors {
-            let Some(host) = self.host_mmu.as_mut() else {
-                return false;
-            };
-            // Only these registers changed since the dispatcher told the host (`TTBCR`,
-            // `DACR`, `SCTLR` and the mode leave translated code when they change); with
-            // the MMU off the host's view stays `GuestMmu::OFF`.
-            let c = &cpu.cp15;
-            if host.on()
-                && (host.ttbr0 != c.ttbr0
-                    || host.ttbr1 != c.ttbr1
-                    || host.contextidr != c.contextidr)
-            {
-                let (ttbr0, ttbr1, contextidr) = (host.ttbr0, host.ttbr1, host.contextidr);
-                (host.ttbr0, host.ttbr1, host.contextidr) = (c.ttbr0, c.ttbr1, c.contextidr);
-                debug_assert_eq!(*host, GuestMmu::of(cpu));
-                if !self.mirror.is_some_and(|mirror| mirror(host)) {
-                    (host.ttbr0, host.ttbr1, host.contextidr) = (ttbr0, ttbr1, contextidr);
-                    return false;
-                }
-            }
+        if !self.host_to(cpu, state) {
+            return false;
         }
         // The writes change the address space only: the privilege, `DACR`, the FP unit
         // and whether the MMU is on stay the block's.
@@ -214,9 +288,10 @@ impl SpaceSwitch for InBlockSwitch<'_> {
         } else {
             SPACE_ASID | mmu::asid(&cpu.cp15) as u16
         };
-        if new != asid && self.contexts.select((privileged, new, dacr, fp)) {
+        if self.contexts.select((privileged, new, dacr, fp), state) {
             self.contexts.install(state);
         }
+        self.remember(state);
         *self.switches += 1;
         true
     }
@@ -224,30 +299,20 @@ impl SpaceSwitch for InBlockSwitch<'_> {
     fn privilege(&mut self, cpu: &Cpu, fp: bool, state: &mut GuestState) -> bool {
         // The address space and `DACR` stay the block's; a change of the FP unit's
         // state leaves (the dispatcher sets the host's up on entry).
+        if self.contexts.sync(state) {
+            *self.host_mmu = None;
+        }
         let Some((_, asid, dacr, old_fp)) = self.contexts.current_ctx() else {
             return false;
         };
         let privileged = cpu.mode != Mode::Usr;
-        if fp != old_fp {
+        if fp != old_fp || !self.host_to(cpu, state) {
             return false;
         }
-        if self.mirrors {
-            let Some(host) = self.host_mmu.as_mut() else {
-                return false;
-            };
-            // With the MMU off the host's view stays `GuestMmu::OFF` (every privilege).
-            if host.on() && host.privileged != privileged {
-                host.privileged = privileged;
-                debug_assert_eq!(*host, GuestMmu::of(cpu));
-                if !self.mirror.is_some_and(|mirror| mirror(host)) {
-                    host.privileged = !privileged;
-                    return false;
-                }
-            }
-        }
-        if self.contexts.select((privileged, asid, dacr, fp)) {
+        if self.contexts.select((privileged, asid, dacr, fp), state) {
             self.contexts.install(state);
         }
+        self.remember(state);
         true
     }
 }

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::a64::vfp_host;
 use super::backend::{CodeGen, ExitSite, HostBlock, Runtime};
-use super::contexts::{ctx_of, Contexts, InBlockSwitch};
+use super::contexts::{ctx_of, switch_cache, Contexts, InBlockSwitch};
 use super::exc_assume::{ExcAssume, ExcHint};
 use super::fault_sites::FaultSites;
 use super::fetch_aborts::FetchAborts;
@@ -387,7 +387,7 @@ impl<G: CodeGen> Dbt<G> {
 
     /// Forgets every return stack and target cache entry (see [`Contexts::clear`]).
     fn clear_tables(&mut self) {
-        self.contexts.clear();
+        self.contexts.clear(&mut self.state);
     }
 
     /// Counters so far.
@@ -524,6 +524,12 @@ impl<G: CodeGen> Dbt<G> {
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
         self.state.inline_ttbr = (!mirrors || in_code_switch.is_some()) as u32;
+        // The switch cache: contexts translated code switches to by itself.
+        let (loaded, epoch) = match (in_code_switch.and(mem.loaded_space()), mem.switch_epoch()) {
+            (Some(loaded), Some(epoch)) => (Some(loaded), epoch),
+            _ => (None, &switch_cache::NO_EPOCH),
+        };
+        self.state.switch_epoch = epoch as *const core::sync::atomic::AtomicU32 as u64;
         let mut left = budget;
         let mut link_from: Option<(u32, u16)> = None;
         let mut indirect_to = false;
@@ -695,7 +701,7 @@ impl<G: CodeGen> Dbt<G> {
             }
             // The return stack and target cache hold blocks of one privilege, address
             // space and domain access (they bypass the dispatcher's checks).
-            if self.contexts.select(ctx_of(cpu, &key)) {
+            if self.contexts.select(ctx_of(cpu, &key), &mut self.state) {
                 self.stats.entries_ctx_switch += 1;
             }
             if core::mem::take(&mut indirect_to) {
@@ -712,6 +718,14 @@ impl<G: CodeGen> Dbt<G> {
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
             self.contexts.install(&mut self.state);
+            // The host's shadow of this context is loaded: the switch cache learns it.
+            let ttbr = match self.host_mmu {
+                Some(g) if g.on() => loaded.map(|loaded| loaded()),
+                _ => Some(0),
+            };
+            if let Some(ttbr) = ttbr {
+                self.contexts.remember(&mut self.state, ttbr);
+            }
             self.stats.entries += 1;
             let host_fp = vfp_host::enter(cpu, &mut self.state);
             // A translation-register write in a block of every space switches the
@@ -720,6 +734,7 @@ impl<G: CodeGen> Dbt<G> {
                 contexts: &mut self.contexts,
                 host_mmu: &mut self.host_mmu,
                 mirror: in_code_switch,
+                loaded,
                 mirrors,
                 switches: &mut self.stats.switches_in_block,
             };
@@ -739,6 +754,11 @@ impl<G: CodeGen> Dbt<G> {
             // `self.gen` for the host that `mem` belongs to; `state` is ours; `call`
             // outlives the call.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
+            if space.contexts.sync(&self.state) {
+                // Translated code switched context by itself (switch cache): the host
+                // is told the registers again at the next entry.
+                *space.host_mmu = None;
+            }
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             if self.state.exit == EXIT_CALL {

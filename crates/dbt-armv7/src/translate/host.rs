@@ -159,6 +159,25 @@ pub trait CodeMemory {
         None
     }
 
+    /// With [`CodeMemory::in_code_switch`]: a routine that returns the host's
+    /// `TTBR0_EL1` value of the shadow it has loaded (for the guest's MMU on), which
+    /// translated code may write into `TTBR0_EL1` itself (an `MSR` and an `ISB`, at the
+    /// host's EL1) to come back to that shadow later without a call, as long as the
+    /// counter [`CodeMemory::switch_epoch`] gives has not changed (the engine's switch
+    /// cache, `contexts::switch_cache`). A host that has one finds its current shadow
+    /// from `TTBR0_EL1` whenever it next uses it (a fill, [`CodeMemory::guest_mmu`],
+    /// TLB maintenance). By default there is none.
+    fn loaded_space(&self) -> Option<fn() -> u64> {
+        None
+    }
+
+    /// With [`CodeMemory::loaded_space`]: the counter that the host advances whenever a
+    /// `TTBR0_EL1` value it gave stops naming a live shadow (the shadow and its tables are
+    /// dropped or recycled). Read by translated code, so `'static`.
+    fn switch_epoch(&self) -> Option<&'static core::sync::atomic::AtomicU32> {
+        None
+    }
+
     /// The guest performed TLB maintenance `op`: cached translations of guest virtual
     /// addresses that it names must go (called only if
     /// [`CodeMemory::mirrors_guest_mmu`]).

@@ -1,5 +1,7 @@
 //! The block of guest state that translated code and the dispatcher share.
 
+pub use super::contexts::switch_cache::{SwitchEntry, SWITCH_ENTRIES};
+
 /// Guest state as translated code sees it between blocks. Translated code keeps r0-r14
 /// and NZCV in host registers while it runs and stores them here when it leaves the code
 /// cache; the dispatcher copies them to and from the [`Cpu`](crate::Cpu).
@@ -57,6 +59,17 @@ pub struct GuestState {
     /// Abort itself ([`a64::deliver_guest_abort`](super::a64::deliver_guest_abort)); 0:
     /// none.
     pub fault_sites: u64,
+    /// The [`switch key`](super::contexts::switch_cache::key) of the translation context
+    /// whose return stack and target cache translated code holds (set with
+    /// `ras_base`/`ibtc_base`, by the engine and by translated code's own switches).
+    pub cur_key: u64,
+    /// Host address of a `u32` that the host advances whenever a host `TTBR0_EL1` value
+    /// it handed out stops naming a live shadow (a static 0 for a host without shadows):
+    /// [`switch_cache`](GuestState::switch_cache) entries of an older value are not used.
+    pub switch_epoch: u64,
+    /// The contexts translated code switches to by itself (an address-space switch, a
+    /// change of privilege): see [`contexts::switch_cache`](super::contexts::switch_cache).
+    pub switch_cache: [SwitchEntry; SWITCH_ENTRIES],
 }
 
 impl Default for GuestState {
@@ -79,6 +92,9 @@ impl Default for GuestState {
             pad4: 0,
             mode_info: MODE_INFO,
             fault_sites: 0,
+            cur_key: 0,
+            switch_epoch: 0,
+            switch_cache: [SwitchEntry::EMPTY; SWITCH_ENTRIES],
         }
     }
 }
@@ -175,6 +191,13 @@ pub const OFF_HOST_D: u32 = 384;
 pub const OFF_FPSCR: u32 = 448;
 /// Byte offset of [`GuestState::mode_info`].
 pub const OFF_MODE_INFO: u32 = 456;
+
+/// Byte offset of [`GuestState::cur_key`].
+pub const OFF_CUR_KEY: u32 = core::mem::offset_of!(GuestState, cur_key) as u32;
+/// Byte offset of [`GuestState::switch_epoch`].
+pub const OFF_SWITCH_EPOCH: u32 = core::mem::offset_of!(GuestState, switch_epoch) as u32;
+/// Byte offset of [`GuestState::switch_cache`].
+pub const OFF_SWITCH_CACHE: u32 = core::mem::offset_of!(GuestState, switch_cache) as u32;
 
 const _: () = {
     assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);

@@ -11,8 +11,7 @@
 //!   is a `TTBR0_EL1` write, not a flush.
 //! - Filled lazily: a translation, access-flag or permission fault of translated code at
 //!   a guest address walks the guest's tables (`dbt_armv7::mmu::walk`, reading guest
-//!   memory through the physical window) in the EL1 vector, installs a 4 KiB page (or a
-//!   2 MiB block where the guest maps the whole 2 MiB uniformly: [`block_fill`]) and
+//!   memory through the physical window) in the EL1 vector, installs a 4 KiB page and
 //!   retries the access, without leaving translated code. A walk that faults or an
 //!   access the guest does not permit is not filled: the engine then runs the
 //!   instruction in the interpreter, which raises the guest's exact abort.
@@ -47,13 +46,13 @@ use crate::smp::Mutex;
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use aarch64_cpu::registers::{Readable, TTBR0_EL1};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
 
 use crate::smp::{me, MAX_VCPUS};
 
-mod block_fill;
 mod regions;
 use regions::{bits, region, Regions};
 
@@ -87,8 +86,6 @@ pub struct Stats {
     pub dropped: u64,
     /// Faults repeated right after their fill (left to the interpreter).
     pub refills: u64,
-    /// Fills (of `fills`) that installed a 2 MiB block.
-    pub block_fills: u64,
 }
 
 /// What a shadow mirrors.
@@ -129,8 +126,6 @@ struct State {
     /// Most tables this vCPU's shadows may hold.
     max_tables: usize,
     aliases: BTreeMap<u32, Vec<Alias>>,
-    /// The same for the 2 MiB blocks, by guest physical 2 MiB frame (IPA >> 21).
-    block_aliases: BTreeMap<u32, Vec<Alias>>,
     clock: u64,
     generation: u32,
     /// The last `(TTBCR, SCTLR & SCTLR_SHAPE)` shadows were filled under.
@@ -162,6 +157,11 @@ static STATES: [Mutex<Option<State>>; MAX_VCPUS] = [const { Mutex::new(None) }; 
 /// table bases found there.
 static GUEST_CPU: [AtomicUsize; MAX_VCPUS] = [const { AtomicUsize::new(0) }; MAX_VCPUS];
 
+/// Advanced whenever a shadow is dropped (its root and host ASID freed): translated code
+/// loads a shadow into `TTBR0_EL1` itself only from switch-cache entries of the current
+/// value (`CodeMemory::switch_epoch`; issue 17, helper S).
+static SWITCH_EPOCH: AtomicU32 = AtomicU32::new(0);
+
 /// Guest physical pages that hold translated code (read-only in every shadow of every
 /// vCPU, and in those filled later).
 static PROTECTED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -186,7 +186,6 @@ fn new_state(v: usize) -> State {
         tables: 0,
         max_tables: MAX_TABLES / VCPUS.load(Ordering::Relaxed).max(1),
         aliases: BTreeMap::new(),
-        block_aliases: BTreeMap::new(),
         clock: 0,
         generation: 1,
         shape: (0, 0),
@@ -244,7 +243,6 @@ pub fn stats() -> Stats {
             t.switches += s.switches;
             t.dropped += s.dropped;
             t.refills += s.refills;
-            t.block_fills += s.block_fills;
         }
     }
     t
@@ -319,6 +317,7 @@ impl State {
         }
         self.regions.forget_shadow(i, sh.space.asid);
         self.free.push(sh.root);
+        SWITCH_EPOCH.fetch_add(1, Ordering::Relaxed);
         tlbi_asid(sh.asid);
         self.stats.dropped += 1;
     }
@@ -328,7 +327,6 @@ impl State {
             self.drop_shadow(i);
         }
         self.aliases.clear();
-        self.block_aliases.clear();
     }
 
     /// Takes the table bases that translated code of vCPU `v` may have written since the
@@ -345,12 +343,41 @@ impl State {
         if c.lpae() {
             return;
         }
-        let (ttbr0, ttbr1) = (c.ttbr0, c.ttbr1);
+        let (ttbr0, ttbr1, contextidr) = (c.ttbr0, c.ttbr1, c.contextidr);
         self.cp15.ttbr0 = ttbr0;
         self.cp15.ttbr1 = ttbr1;
+        // And CONTEXTIDR, which translated code writes with the shadow (`sync_current`).
+        self.cp15.contextidr = contextidr;
         if let Some(ctx) = self.ctx.as_mut() {
             ctx.ttbr0 = ttbr0;
             ctx.ttbr1 = ttbr1;
+            ctx.contextidr = contextidr;
+        }
+    }
+
+    /// Makes the shadow in `TTBR0_EL1` the current one, with its privilege: translated
+    /// code loads this vCPU's shadows itself from the engine's switch cache
+    /// (`CodeMemory::loaded_space`), and `ctx`'s registers follow in
+    /// [`sync_table_bases`](Self::sync_table_bases). Called before `current` is used.
+    fn sync_current(&mut self) {
+        let asid = (TTBR0_EL1.get() >> 48) as u16;
+        let Some(i) = asid.checked_sub(self.asid_base).map(usize::from) else {
+            return;
+        };
+        if self.current == Some(i) || self.ctx.is_none() {
+            return;
+        }
+        let Some(privileged) = self
+            .shadows
+            .get(i)
+            .and_then(Option::as_ref)
+            .map(|sh| sh.space.privileged)
+        else {
+            return;
+        };
+        self.current = Some(i);
+        if let Some(ctx) = self.ctx.as_mut() {
+            ctx.privileged = privileged;
         }
     }
 
@@ -384,6 +411,7 @@ impl State {
     /// shadows were filled under `ctx`'s `TTBCR` and `SCTLR` shape; else changes nothing
     /// and returns false.
     fn activate_existing(&mut self, ctx: &GuestMmu) -> bool {
+        self.sync_current();
         if (ctx.ttbcr, ctx.sctlr & SCTLR_SHAPE) != self.shape {
             return false;
         }
@@ -464,10 +492,9 @@ impl State {
         i
     }
 
-    /// The level-3 entry for `va` in shadow `i`, allocating tables if `make` (a 2 MiB
-    /// block there is unmapped first).
+    /// The level-3 entry for `va` in shadow `i`, allocating tables if `make`.
     fn entry(&mut self, i: usize, va: u32, make: bool) -> Option<*mut u64> {
-        let (root, asid) = self.shadows[i].as_ref().map(|s| (s.root, s.asid))?;
+        let root = self.shadows[i].as_ref()?.root;
         let mut table = root;
         for shift in [30u32, 21] {
             // SAFETY: `table` is one of our tables; the index is below 512.
@@ -475,12 +502,6 @@ impl State {
             if *e & 3 != 3 {
                 if !make {
                     return None;
-                }
-                if *e & 1 != 0 {
-                    // A block: break-before-make.
-                    // SAFETY: a level-2 entry of one of our tables.
-                    unsafe { core::ptr::write_volatile(e, 0) };
-                    tlbi_va_asid(va, asid);
                 }
                 let t = self.alloc_table()?;
                 *e = t as u64 | 3;
@@ -518,9 +539,6 @@ impl State {
         let writable = guest_write && !PROTECTED.lock().contains(&page);
         if w.perms & r == 0 || (write && !writable) {
             return false;
-        }
-        if self.fill_block(i, va, &w, guest_write) {
-            return true;
         }
         let desc =
             super::guest_page(pa as u64, writable) | if guest_write { SW_GUEST_WRITE } else { 0 };
@@ -568,9 +586,6 @@ impl State {
     /// Sets the write permission of every live alias of guest physical page `page`: off
     /// (`protect`), or back to what the guest permits.
     fn set_aliases(&mut self, page: u32, protect: bool) {
-        if protect {
-            self.unmap_blocks_of(page);
-        }
         let Some(list) = self.aliases.remove(&page) else {
             return;
         };
@@ -652,8 +667,8 @@ impl State {
     /// page-form TLB operation of `asid` (`None`: every ASID) removes.
     fn clear_page(&mut self, va: u32, asid: Option<u8>) {
         for i in bits(self.regions.holders(va, asid)) {
-            if let Some(e) = self.leaf(i, va) {
-                // SAFETY: a level-3 entry or level-2 block of one of our tables.
+            if let Some(e) = self.entry(i, va, false) {
+                // SAFETY: a level-3 entry of one of our tables.
                 unsafe { core::ptr::write_volatile(e, 0) };
             }
         }
@@ -689,7 +704,6 @@ impl State {
                 }
                 if mine {
                     self.aliases.clear();
-                    self.block_aliases.clear();
                 }
                 self.blocks.clear();
                 self.block_sizes = 0;
@@ -773,6 +787,11 @@ pub fn switch_in_code(ctx: &GuestMmu) -> bool {
     ctx.on() && !crate::smp::tlb_mail_waiting() && with(|s| s.activate_existing(ctx))
 }
 
+/// The counter advanced whenever a shadow is dropped (`CodeMemory::switch_epoch`).
+pub fn switch_epoch() -> &'static AtomicU32 {
+    &SWITCH_EPOCH
+}
+
 /// This vCPU's translated code is entered with guest `Cpu` `cpu` (its address, as in
 /// `GuestState::cpu`): fills read the table bases from it ([`GUEST_CPU`]).
 pub fn set_guest_cpu(cpu: u64) {
@@ -790,6 +809,9 @@ pub fn maintenance(op: TlbMaintenance) {
     for (v, state) in STATES.iter().enumerate().take(vcpus()) {
         let mut g = state.lock();
         if let Some(s) = g.as_mut() {
+            if v == me {
+                s.sync_current();
+            }
             s.maintenance(op, v == me);
         }
     }
@@ -827,6 +849,7 @@ pub fn protect(page: u32, on: bool) {
 pub fn fill(far: u64, write: bool) -> bool {
     let v = me();
     with_vcpu(v, |s| {
+        s.sync_current();
         s.sync_table_bases(v);
         // The same fault again right after a fill while the filled entry is still there:
         // it did not make the access possible (a bug, or something the shadow cannot
@@ -834,7 +857,7 @@ pub fn fill(far: u64, write: bool) -> bool {
         // vCPU's TLB maintenance may have cleared the entry in between: filled again.)
         let filled_entry_there = s
             .current
-            .and_then(|i| s.leaf(i, far as u32))
+            .and_then(|i| s.entry(i, far as u32, false))
             .is_some_and(|e| {
                 // SAFETY: a level-3 entry of one of our tables.
                 let d = unsafe { core::ptr::read_volatile(e) };
@@ -849,7 +872,7 @@ pub fn fill(far: u64, write: bool) -> bool {
                 crate::console::line(format_args!(
                     "shadow: fault at {far:#x} (write {write}) again after its fill: {:#x}",
                     s.current
-                        .and_then(|i| s.leaf(i, far as u32))
+                        .and_then(|i| s.entry(i, far as u32, false))
                         .map_or(0, |e| {
                             // SAFETY: a level-3 entry of one of our tables.
                             unsafe { core::ptr::read_volatile(e) }

@@ -250,17 +250,7 @@ fn track_alignment(a: &mut Asm, insn: &Insn, before: u16) {
 /// context's).
 fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
     let switches = it_len & sys_call::IT_LEN_ANY_SPACE != 0 && sys_call::switches_in_block(raw);
-    for n in (0..14u8).step_by(2) {
-        a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
-    }
-    a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
-    if switches {
-        // The top as an offset into the ring, as the epilogue keeps it.
-        a.put(enc_alu::x_sub_reg(T_ADDR, RAS_TOP, RAS));
-        a.put(enc::ls_uimm(Ls::StrX, T_ADDR, STATE, OFF_RAS_TOP));
-    }
-    a.put(enc::mrs_nzcv(T_ADDR));
-    a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
+    save_before_call(a, switches);
     a.put(enc::x_mov(0, STATE));
     mov32(a, 1, pc);
     mov32(a, 2, it_len);
@@ -272,7 +262,33 @@ fn call_system(a: &mut Asm, pc: u32, it_len: u32, raw: u32, out: Label) {
     }
     a.put(enc::blr(T_ADDR));
     a.cbnz_to(0, out);
-    if switches {
+    reload_after_call(a, switches);
+}
+
+/// Before a call from translated code that may read or change the guest registers and
+/// NZCV in the state: R0-R14, with `save_top` the return stack top as an offset into its
+/// ring (as the epilogue keeps it: the call may install another ring), then NZCV. Uses
+/// `T_ADDR`.
+pub(super) fn save_before_call(a: &mut Asm, save_top: bool) {
+    for n in (0..14u8).step_by(2) {
+        a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
+    }
+    a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
+    if save_top {
+        a.put(enc_alu::x_sub_reg(T_ADDR, RAS_TOP, RAS));
+        a.put(enc::ls_uimm(Ls::StrX, T_ADDR, STATE, OFF_RAS_TOP));
+    }
+    a.put(enc::mrs_nzcv(T_ADDR));
+    a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
+}
+
+/// After a call from translated code that may have changed the guest registers and NZCV
+/// in the state (`step_from_code`, `switch_privilege`): with `reload_tables` (the call
+/// may have installed another context's return stack and target cache) first the
+/// return stack, target cache and return stack top registers (the top was stored as an
+/// offset into the ring), then NZCV and R0-R14. Uses `T_ADDR`.
+pub(super) fn reload_after_call(a: &mut Asm, reload_tables: bool) {
+    if reload_tables {
         a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
@@ -599,6 +615,7 @@ impl CodeGen for A64Gen {
                                 &gi.insn,
                                 block.key.privileged,
                                 it_len & sys_call::IT_LEN_ANY_SPACE != 0,
+                                block.key.asid == crate::translate::engine::SPACE_FLAT,
                             );
                             call_system(&mut a, gi.pc, it_len, gi.insn.raw, out);
                             if let Some(done) = inline {

@@ -16,32 +16,41 @@
 //! runtime's shadow reads it there, and the dispatcher tells it the new registers at the
 //! next entry, `Dbt`'s `host_mmu`).
 //!
+//! `MCR p15, 0, Rt, c13, c0, 1` (`CONTEXTIDR`) under the same conditions is the same
+//! store, plus, with the MMU on, a switch to the new ASID's context through the switch
+//! cache ([`switch::to_cached`]: the host's shadow of the ASID and the context's return
+//! stack and target cache, which the engine and the host learn at their next use); the
+//! call when the cache does not hold it. With the MMU off the ASID changes no context.
+//!
 //! [`GuestState::inline_ttbr`]: crate::translate::state::GuestState::inline_ttbr
+
+pub mod switch;
 
 use core::mem::offset_of;
 
 use super::asm::{Asm, Label};
 use super::cpu_fields::{self, cp15};
 use super::enc::{self, AddSub, Ls};
-use super::{STATE, T_ADDR, T_OP2, T_TMP};
+use super::{STATE, T_ADDR, T_AMT, T_OP2, T_RES, T_TMP};
 use crate::cp15::Cp15;
 use crate::cpu::Cpu;
 use crate::decode::{Insn, Op};
 use crate::mmu::tlb::GENERATION_OFFSET;
-use crate::translate::state::OFF_INLINE_TTBR;
+use crate::translate::contexts::switch_cache::KEY_SPACE_LSB;
+use crate::translate::state::{OFF_CUR_KEY, OFF_INLINE_TTBR};
 
 /// `TTBCR.EAE`: the long-descriptor (LPAE) format.
 const TTBCR_EAE_BIT: u8 = 31;
 
-/// The `Cp15` field offset `insn` writes if it is `MCR p15, 0, Rt, c2, c0, 0/1` with `Rt`
-/// one of `R0`-`R12` (as the call path's fast form: `SP`/`LR`/`PC` go through the
-/// interpreter).
-fn ttbr_write(insn: &Insn) -> Option<(usize, u8)> {
+/// The `Cp15` field offset `insn` writes if it is `MCR p15, 0, Rt, c2, c0, 0/1` or
+/// `MCR p15, 0, Rt, c13, c0, 1` with `Rt` one of `R0`-`R12` (as the call path's fast
+/// form: `SP`/`LR`/`PC` go through the interpreter), and whether it is `CONTEXTIDR`.
+fn ttbr_write(insn: &Insn) -> Option<(usize, u8, bool)> {
     let Op::Mcr {
         to_cp: true,
         cp: 15,
         opc1: 0,
-        crn: 2,
+        crn,
         crm: 0,
         opc2,
         rt,
@@ -52,22 +61,30 @@ fn ttbr_write(insn: &Insn) -> Option<(usize, u8)> {
     if rt >= 13 || insn.unpredictable {
         return None;
     }
-    match opc2 {
-        0 => Some((offset_of!(Cp15, ttbr0), rt)),
-        1 => Some((offset_of!(Cp15, ttbr1), rt)),
+    match (crn, opc2) {
+        (2, 0) => Some((offset_of!(Cp15, ttbr0), rt, false)),
+        (2, 1) => Some((offset_of!(Cp15, ttbr1), rt, false)),
+        (13, 1) => Some((offset_of!(Cp15, contextidr), rt, true)),
         _ => None,
     }
 }
 
-/// For a `TTBR0`/`TTBR1` write at PL1 (`privileged`) in a block of every address space
-/// (`any_space`): emits the inline write, which ends in a branch to the returned label,
-/// and leaves the assembler at the fall-back path (the caller emits the call to the
-/// system model there, then binds the label). `None` (nothing emitted) for anything else.
-pub fn lower(a: &mut Asm, insn: &Insn, privileged: bool, any_space: bool) -> Option<Label> {
+/// For a `TTBR0`/`TTBR1`/`CONTEXTIDR` write at PL1 (`privileged`) in a block of every
+/// address space (`any_space`; `flat`: fetched with the MMU off): emits the inline write,
+/// which ends in a branch to the returned label, and leaves the assembler at the
+/// fall-back path (the caller emits the call to the system model there, then binds the
+/// label). `None` (nothing emitted) for anything else.
+pub fn lower(
+    a: &mut Asm,
+    insn: &Insn,
+    privileged: bool,
+    any_space: bool,
+    flat: bool,
+) -> Option<Label> {
     if !privileged || !any_space {
         return None;
     }
-    let (field, rt) = ttbr_write(insn)?;
+    let (field, rt, contextidr) = ttbr_write(insn)?;
     let (slow, done) = (a.label(), a.label());
     // The host allows it (see the module doc).
     a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_INLINE_TTBR));
@@ -80,10 +97,17 @@ pub fn lower(a: &mut Asm, insn: &Insn, privileged: bool, any_space: bool) -> Opt
     // The interpreter's TLB flush: a new generation (0 after a wrap: the call).
     let generation = offset_of!(Cpu, tlb) + GENERATION_OFFSET;
     cpu_fields::access(a, Ls::Ldr, T_OP2, T_ADDR, generation, T_OP2);
-    a.put(enc::w_addsub_imm(AddSub::Add, T_OP2, T_OP2, 1, false));
-    a.cbz_to(false, T_OP2, slow);
-    cpu_fields::access(a, Ls::Str, T_OP2, T_ADDR, generation, T_TMP);
-    // The low word of the 64-bit field (little-endian), as `Cp15::write` sets it.
+    a.put(enc::w_addsub_imm(AddSub::Add, T_AMT, T_OP2, 1, false));
+    a.cbz_to(false, T_AMT, slow);
+    if contextidr && !flat {
+        // The new ASID's context (`CONTEXTIDR` bits 7:0 with short descriptors).
+        a.put(enc::ls_uimm(Ls::LdrX, T_RES, STATE, OFF_CUR_KEY));
+        a.put(enc::x_bfi(T_RES, rt, KEY_SPACE_LSB, 8));
+        switch::to_cached(a, T_RES, slow);
+        cpu_fields::load_cpu(a, T_ADDR);
+    }
+    cpu_fields::access(a, Ls::Str, T_AMT, T_ADDR, generation, T_TMP);
+    // The low word of a 64-bit field (little-endian), as `Cp15::write` sets it.
     cpu_fields::access(a, Ls::Str, rt, T_ADDR, cp15(field), T_TMP);
     a.b_to(done);
     a.bind(slow);
@@ -100,10 +124,13 @@ mod tests {
         // MCR p15, 0, r3, c2, c0, 0 / 1 (TTBR0 / TTBR1).
         assert!(ttbr_write(&decode_a32(0xee02_3f10)).is_some());
         assert!(ttbr_write(&decode_a32(0xee02_3f30)).is_some());
-        // TTBCR, an MRC of TTBR0, Rt = SP, CONTEXTIDR.
+        // MCR p15, 0, r3, c13, c0, 1 (CONTEXTIDR).
+        assert_eq!(ttbr_write(&decode_a32(0xee0d_3f30)).map(|w| w.2), Some(true));
+        // TTBCR, an MRC of TTBR0, Rt = SP, TPIDRURW, an MRC of CONTEXTIDR.
         assert!(ttbr_write(&decode_a32(0xee02_3f50)).is_none());
         assert!(ttbr_write(&decode_a32(0xee12_3f10)).is_none());
         assert!(ttbr_write(&decode_a32(0xee02_df10)).is_none());
-        assert!(ttbr_write(&decode_a32(0xee0d_3f30)).is_none());
+        assert!(ttbr_write(&decode_a32(0xee0d_3f50)).is_none());
+        assert!(ttbr_write(&decode_a32(0xee1d_3f30)).is_none());
     }
 }

@@ -1,39 +1,56 @@
 //! The privilege change of an exception entry from User mode (a system call) or of an
 //! exception return to User mode, made without the dispatcher: once the inline code has
-//! changed the guest `Cpu`'s state, a call to [`switch_privilege`] asks the engine
-//! ([`SpaceSwitch::privilege`]) to load the host's shadow of the new privilege (the
-//! guest's PL0 and PL1 permissions are two shadows, both run at host EL1: see the
-//! dbt-runtime README) and the new translation context's return stack and target cache;
-//! the code then reloads those tables' registers and continues at the vector or return
+//! changed the guest `Cpu`'s state, the code switches to the new privilege's translation
+//! context itself when the switch cache holds it (`contexts::switch_cache`: the host's
+//! shadow of the new privilege, its return stack and target cache; the guest's PL0 and
+//! PL1 permissions are two shadows, both run at host EL1: see the dbt-runtime README),
+//! else a call to [`switch_privilege`] asks the engine ([`SpaceSwitch::privilege`]) for
+//! the same (and the cache learns it); the code then continues at the vector or return
 //! address through the new context's target cache. A block is only ever entered through
 //! the tables of its own context, so User code never runs a PL1 block or the reverse. When
 //! the engine declines (no such shadow yet, the FP unit's state changes, ...) or the
 //! target cache misses, the code leaves to the dispatcher as before.
+//!
+//! [`SpaceSwitch::privilege`]: crate::translate::sys_call::SpaceSwitch::privilege
+
+use core::mem::offset_of;
 
 use super::super::asm::{Asm, Label};
-use super::super::enc::{self, Ls};
-use super::super::enc_alu;
-use super::super::{IBTC, RAS, RAS_TOP, STATE, T_ADDR, T_RES};
-use crate::translate::state::{
-    off_r, GuestState, OFF_IBTC_BASE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
-};
+use super::super::cpu_fields::{self, cp15};
+use super::super::enc::{self, AddSub, Logic, Ls};
+use super::super::gen::{reload_after_call, save_before_call};
+use super::super::ttbr_inline::switch;
+use super::super::{STATE, T_ADDR, T_RES};
+use crate::cp15::Cp15;
+use crate::translate::contexts::switch_cache::KEY_PRIVILEGED;
+use crate::translate::state::{GuestState, OFF_CUR_KEY};
 use crate::translate::sys_call::CallCtx;
 
-/// Emits the call of [`switch_privilege`] with the guest's registers and flags saved
-/// around it (the `Cpu` already holds the new mode), then the return stack and target
-/// cache registers of the (new) current context; goes to `declined` when the engine did
-/// not switch (translated code must then leave to the dispatcher). Uses `T_ADDR` and
-/// `T_RES`; the guest's R0-R14 and NZCV are as before.
+// `EOR Xd, Xn, #KEY_PRIVILEGED` below is the logical immediate of one bit (`imms` 0,
+// 64-bit element) rotated right by 63, to bit 1.
+const _: () = assert!(KEY_PRIVILEGED == 1 << 1);
+
+/// Emits the switch to the new privilege's context (the `Cpu` already holds the new
+/// mode): through the switch cache when it holds the context of the other privilege with
+/// the current address space, `DACR` and FP state (the FP state is the same at both
+/// privileges unless `CPACR.cp10` is `0b01`, PL1 only), else the call of
+/// [`switch_privilege`] with the guest's registers and flags saved around it, then the
+/// return stack and target cache registers of the (new) current context; goes to
+/// `declined` when the engine did not switch (translated code must then leave to the
+/// dispatcher). Uses `T_ADDR`, `T_OP2`, `T_TMP` and `T_RES`; the guest's R0-R14 and NZCV
+/// are as before.
 pub fn call(a: &mut Asm, declined: Label) {
-    for n in (0..14u8).step_by(2) {
-        a.put(enc::w_stp(n, n + 1, STATE, off_r(n) as i32));
-    }
-    a.put(enc::ls_uimm(Ls::Str, 14, STATE, off_r(14)));
-    // The return stack's top as an offset into its ring (kept across the switch).
-    a.put(enc_alu::x_sub_reg(T_ADDR, RAS_TOP, RAS));
-    a.put(enc::ls_uimm(Ls::StrX, T_ADDR, STATE, OFF_RAS_TOP));
-    a.put(enc::mrs_nzcv(T_ADDR));
-    a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
+    let (slow, done) = (a.label(), a.label());
+    a.put(enc::ls_uimm(Ls::LdrX, T_RES, STATE, OFF_CUR_KEY));
+    a.put(enc::x_logic_imm(Logic::Eor, T_RES, T_RES, true, 63, 0));
+    cpu_fields::field(a, Ls::Ldr, T_ADDR, cp15(offset_of!(Cp15, cpacr)));
+    a.put(enc::x_ubfx(T_ADDR, T_ADDR, 20, 2));
+    a.put(enc::w_addsub_imm(AddSub::Sub, T_ADDR, T_ADDR, 1, false));
+    a.cbz_to(false, T_ADDR, slow);
+    switch::to_cached(a, T_RES, slow);
+    a.b_to(done);
+    a.bind(slow);
+    save_before_call(a, true);
     a.put(enc::x_mov(0, STATE));
     let f = switch_privilege as *const () as u64;
     a.put(enc::x_movz(T_ADDR, f as u16, 0));
@@ -43,17 +60,9 @@ pub fn call(a: &mut Asm, declined: Label) {
     a.put(enc::blr(T_ADDR));
     // `T_RES` is callee-saved in the host's procedure call standard.
     a.put(enc::x_mov(T_RES, 0));
-    a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
-    a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
-    a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
-    a.put(enc_alu::x_add_reg(RAS_TOP, RAS, RAS_TOP));
-    a.put(enc::ls_uimm(Ls::Ldr, T_ADDR, STATE, OFF_NZCV));
-    a.put(enc::msr_nzcv(T_ADDR));
-    for n in (0..14u8).step_by(2) {
-        a.put(enc::w_ldp(n, n + 1, STATE, off_r(n) as i32));
-    }
-    a.put(enc::ls_uimm(Ls::Ldr, 14, STATE, off_r(14)));
+    reload_after_call(a, true);
     a.cbz_to(false, T_RES, declined);
+    a.bind(done);
 }
 
 /// Called by translated code right after it changed the guest's privilege (the `Cpu`
