@@ -959,6 +959,7 @@ impl<G: CodeGen> Dbt<G> {
     /// Drops the translations made with the MMU on that TLB maintenance `op` names.
     fn drop_translations_of(&mut self, mem: &mut dyn CodeMemory, op: TlbMaintenance) {
         self.fetch_aborts.clear();
+        self.fault_sites.forget_verdicts();
         match op {
             TlbMaintenance::All => self.new_epoch(mem),
             TlbMaintenance::Asid(a) => {

@@ -9,8 +9,17 @@
 //! (`LDR`/`STR`/`LDRB`/`STRH`/... of one register, privileged forms, outside an IT
 //! block): one access, whose fault leaves no partial effect. A site is valid while its
 //! host code is: code is allocated upwards until a flush, which clears the table.
+//!
+//! The table also remembers the guest's Permission and Domain faults (refusals by valid
+//! entries) per page, access and regime, as [`fetch_aborts`](super::fetch_aborts) does
+//! for fetches and for the same reason (a TLB may hold a valid entry until maintenance):
+//! the engine forgets them at any TLB maintenance. Translation faults are walked every
+//! time (the guest may fill an invalid entry without maintenance: Linux demand paging).
 
+use super::fetch_aborts::Regime;
+use crate::cpu::Cpu;
 use crate::decode::{Insn, Op};
+use crate::mmu::{Fault, FaultKind};
 
 /// Entries of [`FaultSites`] (direct-mapped by host address).
 pub const FAULT_SITES: usize = 64;
@@ -32,6 +41,20 @@ pub struct FaultSite {
     pub write: bool,
 }
 
+/// Entries of [`FaultSites`]' remembered refusals (direct-mapped by guest page).
+const VERDICTS: usize = 16;
+
+/// A remembered Data Abort of a valid entry.
+#[derive(Clone, Copy, Debug, Default)]
+struct Verdict {
+    /// Guest page number + 1 (0: free).
+    page: u32,
+    write: bool,
+    regime: Regime,
+    /// The `DFSR` value.
+    dfsr: u32,
+}
+
 /// The table a host fault handler looks host addresses up in (its address is in
 /// [`GuestState::fault_sites`](super::state::GuestState::fault_sites) while translated
 /// code runs).
@@ -41,6 +64,8 @@ pub struct FaultSites {
     pub entries: [FaultSite; FAULT_SITES],
     /// Guest Data Aborts delivered from the table (a statistic).
     pub delivered: u64,
+    /// Remembered refusals of valid entries (PL1 accesses).
+    verdicts: [Verdict; VERDICTS],
 }
 
 impl Default for FaultSites {
@@ -48,6 +73,7 @@ impl Default for FaultSites {
         FaultSites {
             entries: [FaultSite::default(); FAULT_SITES],
             delivered: 0,
+            verdicts: [Verdict::default(); VERDICTS],
         }
     }
 }
@@ -93,5 +119,79 @@ impl FaultSites {
     /// Forgets every site (the code cache is reused).
     pub fn clear(&mut self) {
         self.entries = [FaultSite::default(); FAULT_SITES];
+    }
+
+    /// The `DFSR` of the Permission or Domain fault remembered for a PL1 access (a write
+    /// if `write`) to `va` in `cpu`'s current regime, if any.
+    pub fn verdict(&self, cpu: &Cpu, va: u32, write: bool) -> Option<u32> {
+        let v = &self.verdicts[(va >> 12) as usize % VERDICTS];
+        (v.page == (va >> 12) + 1 && v.write == write && v.regime == Regime::of(cpu))
+            .then_some(v.dfsr)
+    }
+
+    /// Remembers `fault` of a PL1 access (a write if `write`) to `va` in `cpu`'s current
+    /// regime if a valid entry refused it (Permission, Domain), and returns its `DFSR`.
+    pub fn learn(&mut self, cpu: &Cpu, va: u32, write: bool, fault: Fault) -> u32 {
+        let dfsr = fault.fsr(cpu.cp15.lpae(), write);
+        if cpu.cp15.sctlr & 1 != 0
+            && matches!(fault.kind, FaultKind::Permission | FaultKind::Domain)
+        {
+            self.verdicts[(va >> 12) as usize % VERDICTS] = Verdict {
+                page: (va >> 12) + 1,
+                write,
+                regime: Regime::of(cpu),
+                dfsr,
+            };
+        }
+        dfsr
+    }
+
+    /// Forgets the remembered refusals (TLB maintenance).
+    pub fn forget_verdicts(&mut self) {
+        self.verdicts = [Verdict::default(); VERDICTS];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_refusals_of_valid_entries_per_page_access_and_regime() {
+        let mut cpu = Cpu::new();
+        cpu.cp15.sctlr |= 1;
+        cpu.cp15.dacr = 1;
+        let mut s = FaultSites::default();
+        let perm = Fault {
+            kind: FaultKind::Permission,
+            level: 1,
+            domain: 0,
+        };
+        let dfsr = s.learn(&cpu, 0x5010_0040, false, perm);
+        assert_eq!(dfsr, perm.fsr(false, false));
+        assert_eq!(s.verdict(&cpu, 0x5010_0ffc, false), Some(dfsr));
+        // Another page, a write, another regime: not this verdict.
+        assert_eq!(s.verdict(&cpu, 0x5010_1000, false), None);
+        assert_eq!(s.verdict(&cpu, 0x5010_0040, true), None);
+        cpu.cp15.contextidr = 5;
+        assert_eq!(s.verdict(&cpu, 0x5010_0040, false), None);
+        cpu.cp15.contextidr = 0;
+        assert_eq!(s.verdict(&cpu, 0x5010_0040, false), Some(dfsr));
+        s.forget_verdicts();
+        assert_eq!(s.verdict(&cpu, 0x5010_0040, false), None);
+    }
+
+    #[test]
+    fn never_remembers_a_translation_fault() {
+        let mut cpu = Cpu::new();
+        cpu.cp15.sctlr |= 1;
+        let mut s = FaultSites::default();
+        let f = Fault {
+            kind: FaultKind::Translation,
+            level: 1,
+            domain: 0,
+        };
+        assert_eq!(s.learn(&cpu, 0x5000_0000, true, f), f.fsr(false, true));
+        assert_eq!(s.verdict(&cpu, 0x5000_0000, true), None);
     }
 }

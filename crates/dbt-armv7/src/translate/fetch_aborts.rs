@@ -19,9 +19,9 @@ use crate::mmu::{Access, FaultKind};
 /// Entries (direct-mapped by guest page).
 const ENTRIES: usize = 16;
 
-/// The translation regime a verdict holds in.
+/// The translation regime a verdict holds in (also for Data Aborts: `fault_sites`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Regime {
+pub(crate) struct Regime {
     sctlr: u32,
     ttbcr: u32,
     ttbr0: u64,
@@ -31,7 +31,8 @@ struct Regime {
 }
 
 impl Regime {
-    fn of(cpu: &Cpu) -> Regime {
+    /// `cpu`'s current regime.
+    pub(crate) fn of(cpu: &Cpu) -> Regime {
         let c = &cpu.cp15;
         Regime {
             sctlr: c.sctlr,

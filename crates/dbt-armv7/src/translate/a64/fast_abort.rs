@@ -1,30 +1,32 @@
 //! Guest Data Aborts delivered by the host's fault handler, without leaving translated
-//! code: when a translated load or store faults on the host at a site the engine has
-//! seen take the guest's Data Abort before ([`FaultSites`]), and the guest's own
-//! translation of the address says the access faults, the handler performs the abort
-//! entry on the guest [`Cpu`] (the interpreter's own `take_exception`, so `DFSR`, `DFAR`,
-//! `SPSR_abt`, `LR_abt` = PC + 8, the mode switch and `CPSR` are exactly the
-//! interpreter's) and resumes translated code at the abort vector's block (found in the
-//! translation context's target cache), or leaves to the dispatcher at the vector. The
-//! dispatcher, the second run of the instruction in the interpreter and its walks are
-//! skipped: about 1,950 host instructions per abort.
+//! code: when a translated load or store faults on the host at a site the engine has seen
+//! take the guest's Data Abort before ([`FaultSites`]), and the guest's own translation of
+//! the address says the access faults (walked, as the interpreter does; a refusal by a
+//! valid entry is remembered per page and regime until the guest's next TLB maintenance,
+//! as a TLB may hold it), the handler performs the abort entry on the guest [`Cpu`] (the
+//! interpreter's own `take_exception`, so `DFSR`, `DFAR`, `SPSR_abt`, `LR_abt` = PC + 8,
+//! the mode switch and `CPSR` are exactly the interpreter's) and resumes translated code
+//! at the abort vector's block (found in the translation context's target cache), or
+//! leaves to the dispatcher at the vector. The dispatcher, the second run of the
+//! instruction in the interpreter and most walks are skipped (issue 17's `dabt` row: about
+//! 1,960 host instructions per abort before, RESULT after).
 //!
-//! Everything unusual goes the old way ([`redirect_fault`](super::redirect_fault)): a
-//! site not recorded (multi-access instructions, IT blocks, unprivileged forms), User
-//! mode (the abort changes the privilege: another translation context), a host that
-//! wants exceptions reported, per-class counting, `SCTLR.EE`, an interrupt that the
-//! interpreter would take before the instruction, a budget that does not cover the
-//! instruction, an address near a page boundary (an access that may cross it: which
-//! byte faults is the interpreter's business) or above 4 GiB (a wrapped address), a
-//! misaligned access with `SCTLR.A`, and any address whose guest translation succeeds
-//! (a host-only fault: shadow miss, code-page write protection, ...) unless the host
-//! knows that nothing backs it.
+//! Everything unusual goes the old way ([`redirect_fault`](super::redirect_fault)): a site
+//! not recorded (multi-access instructions, IT blocks, unprivileged forms), User mode (the
+//! abort changes the privilege: another translation context), FIQ mode (its banked R8-R12
+//! would have to be copied too), a host that wants exceptions reported, per-class
+//! counting, `SCTLR.EE`, an interrupt that the interpreter would take before the
+//! instruction, a budget that does not cover the instruction, an address near a page
+//! boundary (an access that may cross it: which byte faults is the interpreter's business)
+//! or above 4 GiB (a wrapped address), a misaligned access with `SCTLR.A`, and any address
+//! whose guest translation succeeds (a host-only fault: shadow miss, code-page write
+//! protection, ...) unless the host knows that nothing backs it.
 
 use super::{BUDGET, IBTC, STATE, T_ADDR, T_FLAGS, T_OP2};
 use crate::bus::Bus;
 use crate::cpu::{psr, Cpu, Exception, Mode};
 use crate::mmu::{Access, Fault, FaultKind};
-use crate::translate::fault_sites::FaultSites;
+use crate::translate::fault_sites::{FaultSite, FaultSites};
 use crate::translate::state::{GuestState, EXIT_BX, IBTC_ENTRIES, NO_LINK};
 use crate::translate::sys_call::CallCtx;
 
@@ -89,13 +91,14 @@ pub unsafe fn deliver_guest_abort(
         let ctx = &mut *(st.link_site as *mut CallCtx<'_>);
         (&mut *ctx.cpu, &mut *ctx.bus)
     };
-    let Some(fsr) = guest_abort(cpu, bus, addr as u32, site.write, site.size, unbacked) else {
+    let Some(fsr) = guest_abort(cpu, bus, sites, addr as u32, &site, unbacked) else {
         return false;
     };
-    // The interpreter's state for the instruction (as the engine's fault exit sets it).
-    for (r, &v) in cpu.r[..15].iter_mut().zip(x[..15].iter()) {
-        *r = v as u32;
-    }
+    // The interpreter's state for the instruction (as the engine's fault exit sets it),
+    // as far as the entry uses it: the banked SP and LR (not FIQ mode: `guest_abort`),
+    // the flags, the instruction set and the PC. r0-r12 stay in `x`.
+    cpu.r[13] = x[13] as u32;
+    cpu.r[14] = x[14] as u32;
     cpu.cpsr = (cpu.cpsr & !NZCV) | (pstate as u32 & NZCV);
     if site.pc & 1 != 0 {
         cpu.cpsr |= psr::T;
@@ -111,9 +114,8 @@ pub unsafe fn deliver_guest_abort(
         },
         site.len as u32,
     );
-    for (v, &r) in x[..15].iter_mut().zip(cpu.r[..15].iter()) {
-        *v = r as u64;
-    }
+    x[13] = cpu.r[13] as u64;
+    x[14] = cpu.r[14] as u64;
     // The faulting instruction and the block's ones before it (their exit did not run).
     x[BUDGET as usize] = (x[BUDGET as usize] as i64 - charged) as u64;
     sites.delivered += 1;
@@ -137,19 +139,22 @@ pub unsafe fn deliver_guest_abort(
     true
 }
 
-/// The guest's `DFSR` value if its access of `size` bytes at `va` (a write if `write`)
-/// from the current (privileged) mode is a Data Abort that the interpreter would raise
-/// exactly so, else `None`. `unbacked`: see [`deliver_guest_abort`].
+/// The guest's `DFSR` value if the access of `site` at `va` from the current
+/// (privileged) mode is a Data Abort that the interpreter would raise exactly so (or a
+/// refusal by a valid entry that `sites` remembers for the current regime), else `None`.
+/// `unbacked`: see [`deliver_guest_abort`].
 fn guest_abort(
     cpu: &mut Cpu,
     bus: &mut dyn Bus,
+    sites: &mut FaultSites,
     va: u32,
-    write: bool,
-    size: u8,
+    site: &FaultSite,
     unbacked: bool,
 ) -> Option<u32> {
+    let (write, size) = (site.write, site.size);
     let sctlr = cpu.cp15.sctlr;
     if cpu.mode == Mode::Usr
+        || cpu.mode == Mode::Fiq
         || cpu.exit_on_exception
         || cpu.class_hits.is_some()
         || sctlr & SCTLR_EE != 0
@@ -164,6 +169,9 @@ fn guest_abort(
             return None;
         }
     }
+    if let Some(dfsr) = sites.verdict(cpu, va, write) {
+        return Some(dfsr);
+    }
     let acc = Access {
         write,
         fetch: false,
@@ -174,7 +182,7 @@ fn guest_abort(
         Ok(pa) if unbacked && bus.ram(pa).is_none() => Fault::new(FaultKind::External),
         Ok(_) => return None,
     };
-    Some(fault.fsr(cpu.cp15.lpae(), write))
+    Some(sites.learn(cpu, va, write, fault))
 }
 
 /// Clears the host's local exclusive monitor, as the guest's exception entry clears its
