@@ -18,8 +18,6 @@ fn main() {
 #[cfg(target_arch = "arm")]
 mod identity_map;
 #[cfg(target_arch = "arm")]
-mod irq_latency;
-#[cfg(target_arch = "arm")]
 mod section_code;
 #[cfg(target_arch = "arm")]
 mod section_tlbi;
@@ -27,8 +25,6 @@ mod section_tlbi;
 mod smp;
 #[cfg(target_arch = "arm")]
 mod smp_mmu;
-#[cfg(target_arch = "arm")]
-mod switch_data;
 #[cfg(target_arch = "arm")]
 mod switch_mmu;
 #[cfg(target_arch = "arm")]

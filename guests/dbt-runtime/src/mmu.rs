@@ -93,6 +93,12 @@ fn guest_page(pa: u64, writable: bool) -> u64 {
     attrs | TABLE_OR_PAGE | if writable { 0 } else { AP_RO }
 }
 
+/// A shadow's level-2 block descriptor for the guest physical 2 MiB range at `pa`, with
+/// the attributes and permissions [`guest_page`] gives its pages.
+fn guest_block(pa: u64, writable: bool) -> u64 {
+    (guest_page(pa, writable) & !0b11) | BLOCK
+}
+
 /// Puts the entries every root shares (the flat map's above 4 GiB) into level-1 table
 /// `l1`.
 fn shared_entries(l1: &mut [u64; 512]) {
