@@ -11,7 +11,8 @@
 //!   is a `TTBR0_EL1` write, not a flush.
 //! - Filled lazily: a translation, access-flag or permission fault of translated code at
 //!   a guest address walks the guest's tables (`dbt_armv7::mmu::walk`, reading guest
-//!   memory through the physical window) in the EL1 vector, installs a 4 KiB page and
+//!   memory through the physical window) in the EL1 vector, installs a 4 KiB page (or a
+//!   2 MiB block where the guest maps the whole 2 MiB uniformly: [`block_fill`]) and
 //!   retries the access, without leaving translated code. A walk that faults or an
 //!   access the guest does not permit is not filled: the engine then runs the
 //!   instruction in the interpreter, which raises the guest's exact abort.
@@ -53,6 +54,7 @@ use dbt_armv7::translate::host::GuestMmu;
 
 use crate::smp::{me, MAX_VCPUS};
 
+mod block_fill;
 mod regions;
 use regions::{bits, region, Regions};
 
@@ -86,6 +88,8 @@ pub struct Stats {
     pub dropped: u64,
     /// Faults repeated right after their fill (left to the interpreter).
     pub refills: u64,
+    /// Fills (of `fills`) that installed a 2 MiB block.
+    pub block_fills: u64,
 }
 
 /// What a shadow mirrors.
@@ -126,6 +130,8 @@ struct State {
     /// Most tables this vCPU's shadows may hold.
     max_tables: usize,
     aliases: BTreeMap<u32, Vec<Alias>>,
+    /// The same for the 2 MiB blocks, by guest physical 2 MiB frame (IPA >> 21).
+    block_aliases: BTreeMap<u32, Vec<Alias>>,
     clock: u64,
     generation: u32,
     /// The last `(TTBCR, SCTLR & SCTLR_SHAPE)` shadows were filled under.
@@ -186,6 +192,7 @@ fn new_state(v: usize) -> State {
         tables: 0,
         max_tables: MAX_TABLES / VCPUS.load(Ordering::Relaxed).max(1),
         aliases: BTreeMap::new(),
+        block_aliases: BTreeMap::new(),
         clock: 0,
         generation: 1,
         shape: (0, 0),
@@ -243,6 +250,7 @@ pub fn stats() -> Stats {
             t.switches += s.switches;
             t.dropped += s.dropped;
             t.refills += s.refills;
+            t.block_fills += s.block_fills;
         }
     }
     t
@@ -327,6 +335,7 @@ impl State {
             self.drop_shadow(i);
         }
         self.aliases.clear();
+        self.block_aliases.clear();
     }
 
     /// Takes the table bases that translated code of vCPU `v` may have written since the
@@ -492,9 +501,10 @@ impl State {
         i
     }
 
-    /// The level-3 entry for `va` in shadow `i`, allocating tables if `make`.
+    /// The level-3 entry for `va` in shadow `i`, allocating tables if `make` (a 2 MiB
+    /// block there is unmapped first).
     fn entry(&mut self, i: usize, va: u32, make: bool) -> Option<*mut u64> {
-        let root = self.shadows[i].as_ref()?.root;
+        let (root, asid) = self.shadows[i].as_ref().map(|s| (s.root, s.asid))?;
         let mut table = root;
         for shift in [30u32, 21] {
             // SAFETY: `table` is one of our tables; the index is below 512.
@@ -502,6 +512,12 @@ impl State {
             if *e & 3 != 3 {
                 if !make {
                     return None;
+                }
+                if *e & 1 != 0 {
+                    // A block: break-before-make.
+                    // SAFETY: a level-2 entry of one of our tables.
+                    unsafe { core::ptr::write_volatile(e, 0) };
+                    tlbi_va_asid(va, asid);
                 }
                 let t = self.alloc_table()?;
                 *e = t as u64 | 3;
@@ -539,6 +555,9 @@ impl State {
         let writable = guest_write && !PROTECTED.lock().contains(&page);
         if w.perms & r == 0 || (write && !writable) {
             return false;
+        }
+        if self.fill_block(i, va, &w, guest_write) {
+            return true;
         }
         let desc =
             super::guest_page(pa as u64, writable) | if guest_write { SW_GUEST_WRITE } else { 0 };
@@ -586,6 +605,9 @@ impl State {
     /// Sets the write permission of every live alias of guest physical page `page`: off
     /// (`protect`), or back to what the guest permits.
     fn set_aliases(&mut self, page: u32, protect: bool) {
+        if protect {
+            self.unmap_blocks_of(page);
+        }
         let Some(list) = self.aliases.remove(&page) else {
             return;
         };
@@ -667,8 +689,8 @@ impl State {
     /// page-form TLB operation of `asid` (`None`: every ASID) removes.
     fn clear_page(&mut self, va: u32, asid: Option<u8>) {
         for i in bits(self.regions.holders(va, asid)) {
-            if let Some(e) = self.entry(i, va, false) {
-                // SAFETY: a level-3 entry of one of our tables.
+            if let Some(e) = self.leaf(i, va) {
+                // SAFETY: a level-3 entry or level-2 block of one of our tables.
                 unsafe { core::ptr::write_volatile(e, 0) };
             }
         }
@@ -704,6 +726,7 @@ impl State {
                 }
                 if mine {
                     self.aliases.clear();
+                    self.block_aliases.clear();
                 }
                 self.blocks.clear();
                 self.block_sizes = 0;
@@ -857,7 +880,7 @@ pub fn fill(far: u64, write: bool) -> bool {
         // vCPU's TLB maintenance may have cleared the entry in between: filled again.)
         let filled_entry_there = s
             .current
-            .and_then(|i| s.entry(i, far as u32, false))
+            .and_then(|i| s.leaf(i, far as u32))
             .is_some_and(|e| {
                 // SAFETY: a level-3 entry of one of our tables.
                 let d = unsafe { core::ptr::read_volatile(e) };
@@ -872,7 +895,7 @@ pub fn fill(far: u64, write: bool) -> bool {
                 crate::console::line(format_args!(
                     "shadow: fault at {far:#x} (write {write}) again after its fill: {:#x}",
                     s.current
-                        .and_then(|i| s.entry(i, far as u32, false))
+                        .and_then(|i| s.leaf(i, far as u32))
                         .map_or(0, |e| {
                             // SAFETY: a level-3 entry of one of our tables.
                             unsafe { core::ptr::read_volatile(e) }
