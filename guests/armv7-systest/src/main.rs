@@ -26,6 +26,8 @@ mod smp;
 #[cfg(target_arch = "arm")]
 mod smp_mmu;
 #[cfg(target_arch = "arm")]
+mod switch_data;
+#[cfg(target_arch = "arm")]
 mod switch_mmu;
 #[cfg(target_arch = "arm")]
 mod systest;

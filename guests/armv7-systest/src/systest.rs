@@ -1197,6 +1197,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     test_short_mmu();
     test_lpae();
     crate::switch_mmu::test_switch(check);
+    crate::switch_data::test_switch_data(check);
     crate::section_tlbi::test_section_tlbi(check);
     crate::section_code::test_section_code(check);
     // SAFETY: single-core counter.
