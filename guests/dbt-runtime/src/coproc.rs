@@ -129,7 +129,13 @@ impl CoprocHost for Registers {
             (14, 2, 1) => CNTP_CTL_EL0.get(),
             (14, 3, 0) => CNTV_TVAL_EL0.get(),
             (14, 3, 1) => CNTV_CTL_EL0.get(),
-            (4 | 12, ..) if self.gicv3 => guest_sysreg(|| icc_read(crn, crm, opc2)).flatten()?,
+            (4 | 12, ..) if self.gicv3 => {
+                let v = guest_sysreg(|| icc_read(crn, crm, opc2)).flatten()?;
+                if (crn, crm, opc2) == (12, 12, 0) {
+                    crate::sgi_count::note_acknowledged(v);
+                }
+                v
+            }
             _ => return None,
         };
         Some(v as u32)
@@ -183,7 +189,11 @@ impl CoprocHost for Registers {
             // The SGI registers; one the hypervisor refuses (e.g. group 0 `ICC_SGI0R_EL1`)
             // is UNDEFINED for the guest (the model has no such 64-bit register).
             (12, 0) if self.gicv3 => {
-                return guest_sysreg(|| msr!("icc_sgi1r_el1", value)).is_some()
+                let sent = guest_sysreg(|| msr!("icc_sgi1r_el1", value)).is_some();
+                if sent {
+                    crate::sgi_count::note_sent(value, crate::mmu::shadow::vcpus());
+                }
+                return sent;
             }
             (12, 1) if self.gicv3 => {
                 return guest_sysreg(|| msr!("icc_asgi1r_el1", value)).is_some()

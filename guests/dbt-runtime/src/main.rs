@@ -39,6 +39,8 @@ mod mmu;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod run;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod sgi_count;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod smp;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod vectors;

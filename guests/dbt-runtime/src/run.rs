@@ -168,6 +168,10 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
                     console::line(format_args!(
                         "tlb broadcasts that waited {waits}, polls {spins}"
                     ));
+                    let (sgi_sent, sgi_acked) = crate::sgi_count::counts();
+                    console::line(format_args!(
+                        "SGIs sent {sgi_sent}, acknowledged {sgi_acked}"
+                    ));
                 }
                 if args[0] == calls::PSCI_CPU_OFF {
                     // This vCPU's translations no longer keep pages read-only; a later
