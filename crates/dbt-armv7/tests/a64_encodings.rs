@@ -208,6 +208,8 @@ fn encodings_match_llvm_objdump() {
         (enc::w_stp(12, 13, 28, 48), "stp w12, w13, [x28, #0x30]"),
         (enc::mrs_nzcv(15), "mrs x15, NZCV"),
         (enc::msr_nzcv(16), "msr NZCV, x16"),
+        (enc::msr_daif(17), "msr DAIF, x17"),
+        (enc::MSR_DAIFSET_IF, "msr DAIFSet, #0x3"),
         (enc::br(16), "br x16"),
         (enc::RET, "ret"),
         (enc::DMB_ISH, "dmb ish"),

@@ -36,6 +36,12 @@ pub struct Runtime {
     pub prologue: usize,
     /// Stores the guest state and returns from `enter`.
     pub epilogue: usize,
+    /// The runtime's offsets `[budget_from, budget_to)` where the budget register holds
+    /// the budget of the running code, as it does everywhere in blocks: where a host
+    /// interrupt handler may make translated code leave (`a64::preempt`).
+    pub budget_from: usize,
+    /// See [`Runtime::budget_from`].
+    pub budget_to: usize,
 }
 
 /// A code generator for some host.

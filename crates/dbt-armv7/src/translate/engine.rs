@@ -16,7 +16,7 @@ use super::frontend::{self, GuestBlock, Key};
 use super::host::{CodeMemory, GuestMmu};
 use super::state::{
     GuestState, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_FAULT, EXIT_SIDE, IBTC_ENTRIES,
-    MAX_BLOCK_INSNS, NO_LINK,
+    MAX_BLOCK_INSNS, NO_LINK, PREEMPT,
 };
 use super::sys_call::{CallCtx, SpaceSwitch, EXIT_CALL};
 use crate::bus::{Bus, BusFault};
@@ -548,13 +548,13 @@ impl<G: CodeGen> Dbt<G> {
                     indirect_to = false;
                 }
             }
-            if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
-                // The interrupt inputs now, not as the host last set them: a line that
-                // rose since (while the guest had it masked, then unmasked it with `CPS`
-                // or `MSR`, which leave translated code) is taken at this block boundary,
-                // as the interpreter would before its next instruction.
-                cpu.sample_interrupt_lines();
-            }
+            // The interrupt inputs now, not as the host last set them: a line that rose
+            // since (while the guest had it masked, then unmasked it with `CPS` or `MSR`,
+            // which leave translated code) is taken at this block boundary, as the
+            // interpreter would before its next instruction; a raised line also makes a
+            // translated exception return that may unmask it leave (`lines_raised`), so
+            // it is sampled with both masked too.
+            cpu.sample_interrupt_lines();
             if !Self::translatable(cpu, mirrors) {
                 link_from = None;
                 indirect_to = false;
@@ -754,6 +754,12 @@ impl<G: CodeGen> Dbt<G> {
             // `self.gen` for the host that `mem` belongs to; `state` is ours; `call`
             // outlives the call.
             unsafe { mem.enter(rt.prologue, &mut self.state, at) };
+            if self.state.budget < -(PREEMPT / 2) {
+                // A host interrupt made the code leave at its next budget check
+                // (`a64::preempt`): what it ran is counted as for any exit, and the
+                // interrupt lines are looked at below as at every dispatch.
+                self.state.budget += PREEMPT;
+            }
             if space.contexts.sync(&self.state) {
                 // Translated code switched context by itself (switch cache): the host
                 // is told the registers again at the next entry.

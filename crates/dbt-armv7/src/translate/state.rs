@@ -49,8 +49,12 @@ pub struct GuestState {
     /// FPSCR while translated code runs, but for its cumulative flags, which are the
     /// host FPSR's until the engine merges them (translated VCMP writes NZCV here).
     pub fpscr: u32,
-    /// Padding.
-    pub pad4: u32,
+    /// The host's `DAIF` for translated code (`MSR DAIF` in the prologue, `DAIFSet` of I
+    /// and F in the epilogue), or 0: the prologue and epilogue leave `DAIF` alone (a host
+    /// at EL0, where `DAIF` is not writable). A host that takes interrupts while
+    /// translated code runs sets it before each entry and makes the code leave from its
+    /// interrupt handler with [`PREEMPT`] (`a64::preempt`).
+    pub daif: u32,
     /// [`MODE_INFO`]: what inline exception entries and returns look the current and the
     /// new mode up in (translated code indexes it by `CPSR.M`).
     pub mode_info: [u8; 32],
@@ -89,7 +93,7 @@ impl Default for GuestState {
             fp: [0; 32],
             host_d: [0; 8],
             fpscr: 0,
-            pad4: 0,
+            daif: 0,
             mode_info: MODE_INFO,
             fault_sites: 0,
             cur_key: 0,
@@ -137,6 +141,12 @@ pub const NO_ENTRY: u64 = u64::MAX;
 
 /// The most guest instructions one block holds.
 pub const MAX_BLOCK_INSNS: usize = 64;
+
+/// What an interrupt handler subtracts from the interrupted translated code's budget
+/// register (once: `a64::preempt`) so that the next budget check (every linkable exit,
+/// back-edge and indirect branch) leaves; the engine adds it back to the budget the code
+/// returns with, so the instructions run are counted exactly. Budgets stay far below it.
+pub const PREEMPT: i64 = 1 << 62;
 
 /// `link_site` when the exit is not a linkable direct branch.
 pub const NO_LINK: u64 = u64::MAX;
@@ -189,6 +199,8 @@ pub const OFF_FP: u32 = 128;
 pub const OFF_HOST_D: u32 = 384;
 /// Byte offset of [`GuestState::fpscr`].
 pub const OFF_FPSCR: u32 = 448;
+/// Byte offset of [`GuestState::daif`].
+pub const OFF_DAIF: u32 = 452;
 /// Byte offset of [`GuestState::mode_info`].
 pub const OFF_MODE_INFO: u32 = 456;
 
@@ -203,6 +215,7 @@ const _: () = {
     assert!(core::mem::offset_of!(GuestState, fp) == OFF_FP as usize);
     assert!(core::mem::offset_of!(GuestState, host_d) == OFF_HOST_D as usize);
     assert!(core::mem::offset_of!(GuestState, fpscr) == OFF_FPSCR as usize);
+    assert!(core::mem::offset_of!(GuestState, daif) == OFF_DAIF as usize);
     assert!(core::mem::offset_of!(GuestState, mode_info) == OFF_MODE_INFO as usize);
     assert!(core::mem::offset_of!(GuestState, nzcv) == OFF_NZCV as usize);
     assert!(core::mem::offset_of!(GuestState, addr_hi) == OFF_ADDR_HI as usize);

@@ -540,6 +540,14 @@ pub fn msr_nzcv(rt: u8) -> u32 {
     0xd51b_4200 | rt as u32
 }
 
+/// `MSR DAIF, Xt`.
+pub fn msr_daif(rt: u8) -> u32 {
+    0xd51b_4220 | rt as u32
+}
+
+/// `MSR DAIFSet, #0b0011`: IRQ and FIQ masked.
+pub const MSR_DAIFSET_IF: u32 = 0xd503_43df;
+
 /// `NOP`.
 pub const NOP: u32 = 0xd503_201f;
 /// `DMB ISH`.

@@ -14,8 +14,8 @@ use crate::decode::{Insn, Op, VfpKind};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_EXIT,
-    OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
+    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_DAIF,
+    OFF_EXIT, OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 use crate::translate::sys_call::{self, step_from_code, EXIT_CALL};
 
@@ -302,6 +302,17 @@ pub(super) fn reload_after_call(a: &mut Asm, reload_tables: bool) {
     a.put(enc::ls_uimm(Ls::Ldr, 14, STATE, off_r(14)));
 }
 
+/// `msr` (an `MSR DAIF` or `DAIFSet` instruction) when the host gave interrupt masks
+/// for translated code ([`GuestState::daif`](crate::translate::GuestState) non-zero,
+/// loaded into scratch register `t`), else nothing: 3 instructions.
+fn host_daif(a: &mut Asm, t: u8, msr: u32) {
+    let skip = a.label();
+    a.put(enc::ls_uimm(Ls::Ldr, t, STATE, OFF_DAIF));
+    a.cbz_to(false, t, skip);
+    a.put(msr);
+    a.bind(skip);
+}
+
 /// Whether the not-taken path of `op` (with condition `cond`) goes on to the next
 /// instruction.
 fn falls_through(op: &Op, cond: u8) -> bool {
@@ -343,6 +354,10 @@ impl CodeGen for A64Gen {
         a.put(enc::ls_uimm(Ls::Ldr, T_OP2, STATE, OFF_NZCV));
         a.put(enc::msr_nzcv(T_OP2));
         a.put(enc::ls_uimm(Ls::LdrX, BUDGET, STATE, OFF_BUDGET));
+        let budget_from = a.here();
+        // The host's interrupt masks for translated code, if it gave any: an interrupt
+        // from here on finds the budget in its register (`a64::preempt`).
+        host_daif(&mut a, T_OP2, enc::msr_daif(T_OP2));
         a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, RAS_TOP, STATE, OFF_RAS_TOP));
@@ -355,6 +370,9 @@ impl CodeGen for A64Gen {
         a.put(enc::br(T_ADDR));
         // Epilogue: w16 = next PC, x15 = link site, w17 = reason.
         let epilogue = a.here();
+        // IRQ and FIQ masked again (if the prologue unmasked them) before the budget is
+        // stored.
+        host_daif(&mut a, T_TMP, enc::MSR_DAIFSET_IF);
         super::vfp::leave_code(&mut a);
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, off_r(15)));
         a.put(enc::ls_uimm(Ls::Str, T_OP2, STATE, OFF_EXIT));
@@ -368,6 +386,7 @@ impl CodeGen for A64Gen {
         a.put(enc::mrs_nzcv(T_ADDR));
         a.put(enc::ls_uimm(Ls::Str, T_ADDR, STATE, OFF_NZCV));
         a.put(enc::ls_uimm(Ls::StrX, BUDGET, STATE, OFF_BUDGET));
+        let budget_to = a.here();
         a.put(enc_alu::x_sub_reg(RAS_TOP, RAS_TOP, RAS));
         a.put(enc::ls_uimm(Ls::StrX, RAS_TOP, STATE, OFF_RAS_TOP));
         for (k, &(r1, r2)) in SAVED_PAIRS.iter().enumerate() {
@@ -375,7 +394,15 @@ impl CodeGen for A64Gen {
         }
         a.put(enc::x_ldp_post(29, 30, SP, FRAME));
         a.put(enc::RET);
-        (a.finish(), Runtime { prologue, epilogue })
+        (
+            a.finish(),
+            Runtime {
+                prologue,
+                epilogue,
+                budget_from,
+                budget_to,
+            },
+        )
     }
 
     fn translate(&self, block: &GuestBlock, at: usize, rt: &Runtime) -> HostBlock {

@@ -24,6 +24,7 @@ mod lower_mul;
 mod lower_pair;
 mod neon;
 mod neon_mem;
+pub mod preempt;
 mod psr_inline;
 mod shift_reg;
 mod ttbr_inline;
