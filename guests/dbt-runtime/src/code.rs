@@ -56,6 +56,8 @@ impl CodeMemory for Code {
     unsafe fn enter(&mut self, prologue: usize, state: *mut GuestState, entry: usize) {
         // SAFETY: the caller's contract: a valid state, whose `cpu` the engine set.
         crate::mmu::shadow::set_guest_cpu(unsafe { (*state).cpu });
+        // SAFETY: as above. IRQ and FIQ unmasked in translated code (`irq.rs`).
+        unsafe { (*state).daif = crate::irq::entry_daif() };
         // SAFETY: the caller's contract (code the engine generated, a valid state); `base`
         // is the executable cache.
         unsafe { call_prologue(self.base, prologue, state, entry) }

@@ -107,6 +107,7 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
     let mut code = crate::smp::code_memory(m);
     let (lo, hi) = code.range();
     crate::vectors::set_code_cache(lo, hi, lo + A64Gen::new().runtime().1.epilogue as u64);
+    crate::irq::set_code_cache(lo, hi);
     let mut bus = GuestBus { ram: m.ram.clone() };
 
     let mut cpu = Cpu::new();
@@ -157,6 +158,10 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
                         "guest instructions {} (translated {}, interpreted {}), blocks {}, code-cache entries {}, links {}, flushes {}, faults {}, side exits {}, smc {}",
                         cpu.icount, s.executed_translated, s.executed_interpreted, s.blocks,
                         s.entries, s.links, s.flushes, s.faults, s.side_exits, s.smc
+                    ));
+                    let (preempted, elsewhere) = crate::irq::stats();
+                    console::line(format_args!(
+                        "interrupts that made translated code leave {preempted}, taken elsewhere {elsewhere}"
                     ));
                     let sh = crate::mmu::shadow::stats();
                     console::line(format_args!(

@@ -78,12 +78,29 @@ macro_rules! vector_entries {
     };
 }
 
+/// IRQ and FIQ from the current EL (`irq.rs`: a frame with the SIMD&FP registers too).
+macro_rules! interrupt_entries {
+    ($($kind:literal)*) => {
+        concat!($(
+            ".balign 0x80\n",
+            "sub sp, sp, #", stringify!(800), "\n",
+            "stp x0, x1, [sp]\n",
+            "mov x0, #", $kind, "\n",
+            "b dbt_rt_irq\n",
+        )*)
+    };
+}
+
+const _: () = assert!(crate::irq::IRQ_FRAME == 800);
+
 core::arch::global_asm!(
     ".section .text.vectors, \"ax\"",
     ".balign 0x800",
     ".global dbt_rt_vectors",
     "dbt_rt_vectors:",
-    vector_entries!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15),
+    vector_entries!(0 1 2 3 4),
+    interrupt_entries!(5 6),
+    vector_entries!(7 8 9 10 11 12 13 14 15),
     "dbt_rt_trap:",
     "stp x2, x3, [sp, #16]",
     "stp x4, x5, [sp, #32]",
