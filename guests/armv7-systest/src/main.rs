@@ -18,6 +18,8 @@ fn main() {
 #[cfg(target_arch = "arm")]
 mod identity_map;
 #[cfg(target_arch = "arm")]
+mod irq_latency;
+#[cfg(target_arch = "arm")]
 mod section_code;
 #[cfg(target_arch = "arm")]
 mod section_tlbi;

@@ -113,8 +113,9 @@ fn wr(a: u32, v: u32) {
     unsafe { write_volatile(a as *mut u32, v) }
 }
 
-/// Just enough of the GIC at QEMU virt's addresses for SGIs, v2 or v3.
-mod gic {
+/// Just enough of the GIC at QEMU virt's addresses for SGIs (and the timer's PPI,
+/// `irq_latency`), v2 or v3.
+pub(crate) mod gic {
     use super::{rd, wr};
     use core::arch::asm;
     use core::sync::atomic::{AtomicBool, Ordering};

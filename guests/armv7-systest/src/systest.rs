@@ -466,7 +466,9 @@ extern "C" fn exc_handler(kind: u32, frame: *mut u32) {
             3 => *lr -= 4,
             // An IRQ (the SMP check's SGIs): LR_irq is the next instruction + 4.
             6 => {
-                crate::smp::irq();
+                if !crate::irq_latency::irq(frame) {
+                    crate::smp::irq();
+                }
                 *lr -= 4;
             }
             4 => {
@@ -1194,6 +1196,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     test_cp15();
     test_system();
     crate::smp::test_smp(dtb, check);
+    crate::irq_latency::test_irq_latency(dtb, check);
     test_short_mmu();
     test_lpae();
     crate::switch_mmu::test_switch(check);
