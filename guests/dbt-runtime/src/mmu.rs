@@ -27,6 +27,7 @@ use crate::smp::Mutex;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::*;
 use alloc::boxed::Box;
+use dbt_armv7::mmu::attrs::{Cacheability, MemType};
 
 /// One translation table.
 #[repr(C, align(4096))]
@@ -59,6 +60,12 @@ const XN: u64 = (1 << 53) | (1 << 54);
 const ATTR_DEVICE: u64 = 0 << 2;
 /// `MAIR_EL1` index 1: Normal, inner/outer write-back.
 const ATTR_NORMAL: u64 = 1 << 2;
+/// `MAIR_EL1` index 2: Normal, inner/outer non-cacheable.
+const ATTR_NORMAL_NC: u64 = 2 << 2;
+/// `MAIR_EL1` index 3: Device-nGnRnE (the guest's strongly-ordered memory).
+const ATTR_DEVICE_NGNRNE: u64 = 3 << 2;
+/// `MAIR_EL1` index 4: Normal, inner/outer write-through.
+const ATTR_NORMAL_WT: u64 = 4 << 2;
 /// Output address bits of a descriptor.
 const OA_MASK: u64 = 0x0000_ffff_ffff_f000;
 /// Not global: the entry belongs to the ASID in `TTBR0_EL1` (guest mappings, which differ
@@ -81,22 +88,40 @@ fn normal_guest(pa: u64) -> u64 {
     pa | AF | SH_INNER | ATTR_NORMAL | XN | NG
 }
 
-/// A shadow's level-3 descriptor for guest physical page `pa`: Device below 1 GiB (the
-/// guest's devices, as in the flat map), Normal above; never executable; read-only unless
-/// `writable`.
-fn guest_page(pa: u64, writable: bool) -> u64 {
-    let attrs = if pa < GIB {
-        pa | AF | ATTR_DEVICE | XN | NG
+/// The `MAIR_EL1` index (as the descriptor's `AttrIndx` field) of a shadow entry for
+/// guest physical address `pa` that the guest's stage 1 gives memory type `mem`: the
+/// guest's type (strongly-ordered: Device-nGnRnE; Device: Device-nGnRE; Normal: the less
+/// cacheable of its inner and outer policies), but never Normal below 1 GiB, the guest's
+/// devices. Stage 2 then makes it no weaker than the hypervisor's type for the IPA.
+fn guest_attr(pa: u64, mem: MemType) -> u64 {
+    match mem {
+        MemType::StronglyOrdered => ATTR_DEVICE_NGNRNE,
+        MemType::Device => ATTR_DEVICE,
+        _ if pa < GIB => ATTR_DEVICE,
+        MemType::Normal { inner, outer } => match inner.min(outer) {
+            Cacheability::NonCacheable => ATTR_NORMAL_NC,
+            Cacheability::WriteThrough => ATTR_NORMAL_WT,
+            Cacheability::WriteBack => ATTR_NORMAL,
+        },
+    }
+}
+
+/// A shadow's level-3 descriptor for guest physical page `pa` of the guest's memory type
+/// `mem` ([`guest_attr`]); never executable; read-only unless `writable`.
+fn guest_page(pa: u64, writable: bool, mem: MemType) -> u64 {
+    let attr = guest_attr(pa, mem);
+    let shareable = if attr == ATTR_DEVICE || attr == ATTR_DEVICE_NGNRNE {
+        0 // ignored for Device memory
     } else {
-        normal_guest(pa)
+        SH_INNER
     };
-    attrs | TABLE_OR_PAGE | if writable { 0 } else { AP_RO }
+    pa | AF | shareable | attr | XN | NG | TABLE_OR_PAGE | if writable { 0 } else { AP_RO }
 }
 
 /// A shadow's level-2 block descriptor for the guest physical 2 MiB range at `pa`, with
 /// the attributes and permissions [`guest_page`] gives its pages.
-fn guest_block(pa: u64, writable: bool) -> u64 {
-    (guest_page(pa, writable) & !0b11) | BLOCK
+fn guest_block(pa: u64, writable: bool, mem: MemType) -> u64 {
+    (guest_page(pa, writable, mem) & !0b11) | BLOCK
 }
 
 /// Puts the entries every root shares (the flat map's above 4 GiB) into level-1 table
@@ -163,7 +188,12 @@ fn turn_on(l1: u64) {
     MAIR_EL1.write(
         MAIR_EL1::Attr0_Device::nonGathering_nonReordering_EarlyWriteAck
             + MAIR_EL1::Attr1_Normal_Inner::WriteBack_NonTransient_ReadWriteAlloc
-            + MAIR_EL1::Attr1_Normal_Outer::WriteBack_NonTransient_ReadWriteAlloc,
+            + MAIR_EL1::Attr1_Normal_Outer::WriteBack_NonTransient_ReadWriteAlloc
+            + MAIR_EL1::Attr2_Normal_Inner::NonCacheable
+            + MAIR_EL1::Attr2_Normal_Outer::NonCacheable
+            + MAIR_EL1::Attr3_Device::nonGathering_nonReordering_noEarlyWriteAck
+            + MAIR_EL1::Attr4_Normal_Inner::WriteThrough_NonTransient_ReadWriteAlloc
+            + MAIR_EL1::Attr4_Normal_Outer::WriteThrough_NonTransient_ReadWriteAlloc,
     );
     let pa_range = ID_AA64MMFR0_EL1.read(ID_AA64MMFR0_EL1::PARange).min(5);
     TCR_EL1.write(

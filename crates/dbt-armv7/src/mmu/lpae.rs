@@ -105,6 +105,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             manager: false,
             global: d & (1 << 11) == 0,
             size_log2: shift as u8,
+            mem: super::attrs::lpae(cp15, (d >> 2) as u32 & 7),
         });
     }
 }

@@ -1,6 +1,7 @@
 //! Stage-1 address translation: short-descriptor ([`short`]) and LPAE long-descriptor
 //! ([`lpae`]) walks, permission checks, fault status encodings, and a software TLB ([`tlb`]).
 
+pub mod attrs;
 pub mod lpae;
 pub mod short;
 pub mod tlb;
@@ -168,6 +169,8 @@ pub struct Walk {
     /// page), 16 (large page), 20 (section), 24 (supersection); LPAE 12, 21 or 30. A TLB
     /// invalidation by an address in it invalidates all of it.
     pub size_log2: u8,
+    /// The memory type the descriptor gives ([`attrs`]).
+    pub mem: attrs::MemType,
 }
 
 /// The current address space identifier: `CONTEXTIDR.ASID` with short descriptors, with

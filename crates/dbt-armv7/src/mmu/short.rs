@@ -63,7 +63,7 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
     };
     let l1 = read_desc(bus, (base | idx << 2) as u64, 1)?;
     let afe = cp15.sctlr & (1 << 29) != 0;
-    let (pa_page, ap, xn, pxn, domain, level, af, ng, size_log2);
+    let (pa_page, ap, xn, pxn, domain, level, af, ng, size_log2, tex, cb);
     match l1 & 3 {
         0 => return Err(fault(FaultKind::Translation, 1, 0)),
         1 => {
@@ -78,16 +78,19 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
                     pa_page = ((l2 & 0xffff_0000) | (va & 0xf000)) as u64;
                     xn = l2 & (1 << 15) != 0;
                     size_log2 = 16;
+                    tex = (l2 >> 12) & 7;
                 }
                 _ => {
                     pa_page = (l2 & 0xffff_f000) as u64;
                     xn = l2 & 1 != 0;
                     size_log2 = 12;
+                    tex = (l2 >> 6) & 7;
                 }
             }
             ap = ((l2 >> 9) & 1) << 2 | ((l2 >> 4) & 3);
             af = l2 & (1 << 4) != 0;
             ng = l2 & (1 << 11) != 0;
+            cb = l2 & 0xc;
         }
         _ => {
             level = 1;
@@ -96,6 +99,8 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
             ap = ((l1 >> 15) & 1) << 2 | ((l1 >> 10) & 3);
             af = l1 & (1 << 10) != 0;
             ng = l1 & (1 << 17) != 0;
+            tex = (l1 >> 12) & 7;
+            cb = l1 & 0xc;
             if l1 & (1 << 18) != 0 {
                 // supersection: PA[39:32] from bits [8:5] and [23:20], domain 0
                 domain = 0;
@@ -138,5 +143,6 @@ pub fn walk(cp15: &Cp15, bus: &mut dyn Bus, va: u32) -> Result<Walk, Fault> {
         manager,
         global: !ng,
         size_log2,
+        mem: super::attrs::short(cp15, tex, cb & 8 != 0, cb & 4 != 0),
     })
 }

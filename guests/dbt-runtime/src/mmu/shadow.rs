@@ -44,10 +44,10 @@
 //!   in turn; nothing holds two state locks.
 
 use crate::smp::Mutex;
+use aarch64_cpu::registers::{Readable, TTBR0_EL1};
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
-use aarch64_cpu::registers::{Readable, TTBR0_EL1};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use dbt_armv7::mmu::{self, perm, TlbMaintenance};
 use dbt_armv7::translate::host::GuestMmu;
@@ -66,8 +66,9 @@ const MAX_SHADOWS: usize = 64;
 /// Most translation tables the shadows of all vCPUs hold together (4 KiB each, shared out
 /// equally) before a vCPU drops all of its own.
 const MAX_TABLES: usize = 4096;
-/// `SCTLR` bits that change the permissions a walk gives (`AFE`, `WXN`).
-const SCTLR_SHAPE: u32 = (1 << 29) | (1 << 19);
+/// `SCTLR` bits that change the permissions or memory types a walk gives (`AFE`, `TRE`,
+/// `WXN`).
+const SCTLR_SHAPE: u32 = (1 << 29) | (1 << 28) | (1 << 19);
 
 /// Software bit (descriptor bit 55, ignored by hardware): the guest permits writes, the
 /// page is read-only only while it holds translated code.
@@ -390,6 +391,21 @@ impl State {
         }
     }
 
+    /// Takes `PRRR`/`NMRR` (`MAIR0`/`MAIR1` with LPAE) from vCPU `v`'s guest `Cpu`
+    /// ([`GUEST_CPU`]), for the memory types of fills: the guest changes them with TLB
+    /// maintenance to follow, which clears what was filled under the old values.
+    fn sync_memory_attrs(&mut self, v: usize) {
+        let cpu = GUEST_CPU[v].load(Ordering::Relaxed) as *const dbt_armv7::Cpu;
+        if cpu.is_null() {
+            return;
+        }
+        // SAFETY: as in `sync_table_bases`: this vCPU's guest `Cpu`, alive while its
+        // translated code runs, which does not change it under us.
+        let c = unsafe { &(*cpu).cp15 };
+        self.cp15.prrr = c.prrr;
+        self.cp15.nmrr = c.nmrr;
+    }
+
     /// Makes the shadow of `ctx` current, creating it if needed, and loads it.
     fn activate(&mut self, ctx: GuestMmu) {
         if self.activate_existing(&ctx) {
@@ -559,8 +575,8 @@ impl State {
         if self.fill_block(i, va, &w, guest_write) {
             return true;
         }
-        let desc =
-            super::guest_page(pa as u64, writable) | if guest_write { SW_GUEST_WRITE } else { 0 };
+        let desc = super::guest_page(pa as u64, writable, w.mem)
+            | if guest_write { SW_GUEST_WRITE } else { 0 };
         let Some(e) = self.entry(i, va, true).or_else(|| {
             // Out of tables: start again with this shadow alone.
             let ctx = self.ctx?;
@@ -874,6 +890,7 @@ pub fn fill(far: u64, write: bool) -> bool {
     with_vcpu(v, |s| {
         s.sync_current();
         s.sync_table_bases(v);
+        s.sync_memory_attrs(v);
         // The same fault again right after a fill while the filled entry is still there:
         // it did not make the access possible (a bug, or something the shadow cannot
         // express): not filled again, so the interpreter runs the access. (Another

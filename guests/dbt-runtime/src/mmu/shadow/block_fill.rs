@@ -1,5 +1,5 @@
 //! 2 MiB shadow blocks: where the guest maps a whole 2 MiB region of its virtual space to
-//! one 2 MiB-aligned physical range with the same permissions (an LPAE 2 MiB or 1 GiB
+//! one 2 MiB-aligned physical range with the same permissions and memory type (an LPAE 2 MiB or 1 GiB
 //! block, a supersection, or two sections of consecutive frames), a fill installs one
 //! level-2 block for the region instead of a page, so the other 511 pages need no fill
 //! of their own (and the host TLB holds one entry for them).
@@ -8,8 +8,8 @@
 //! region is then filled page by page), nor over a level-3 table already there (pages
 //! filled before stay). Write-protecting a page later ([`State::unmap_blocks_of`]) unmaps
 //! every block over it (a reverse map by physical 2 MiB frame finds them); the region is
-//! then filled page by page. Memory attributes come from the physical address (as for
-//! pages), so they are uniform over a 2 MiB-aligned range.
+//! then filled page by page. Both sections of a pair must have the same memory type
+//! (`TEX`/`C`/`B`), as a block's pages share the descriptor's.
 //!
 //! The guest's page-form TLB maintenance of any address in the region clears the block
 //! (`TLBIMVA` of a section clears its neighbour too: more than the architecture asks,
@@ -90,6 +90,7 @@ impl State {
                 if o.size_log2 != 20
                     || o.perms != w.perms
                     || o.global != w.global
+                    || o.mem != w.mem
                     || o.pa_page != u64::from(pa ^ SECTION)
                 {
                     return false;
@@ -109,7 +110,7 @@ impl State {
         if unsafe { read_volatile(e) } & 1 != 0 {
             return false; // a level-3 table: the region's pages are filled one by one
         }
-        let desc = crate::mmu::guest_block(base.into(), guest_write)
+        let desc = crate::mmu::guest_block(base.into(), guest_write, w.mem)
             | if guest_write { SW_GUEST_WRITE } else { 0 };
         // SAFETY: as above; the entry was invalid, so no TLB entry needs dropping.
         unsafe {
