@@ -178,7 +178,10 @@ fn data_aborts_through_the_guests_vectors_agree_with_the_interpreter() {
         // fault handler (single accesses whose site took the abort before; the code
         // cache's flush in the run forgets the sites once).
         let delivered = get("aborts_delivered");
-        assert!(get("faults") + delivered >= 3 * PASSES as u64, "{what}: {stats:?}");
+        assert!(
+            get("faults") + delivered >= 3 * PASSES as u64,
+            "{what}: {stats:?}"
+        );
         assert!(delivered >= 2 * (PASSES as u64 - 2), "{what}: {stats:?}");
         assert!(get("smc") >= PASSES as u64 - 1, "{what}: {stats:?}");
         eprintln!("{what}: checksum {oi:02x?}, {stats:?}");

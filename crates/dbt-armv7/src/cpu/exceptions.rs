@@ -71,10 +71,7 @@ impl Cpu {
         let pc = self.r[15];
         self.icount += 1;
         self.take_exception(
-            Exception::PrefetchAbort {
-                fsr: ifsr,
-                far: pc,
-            },
+            Exception::PrefetchAbort { fsr: ifsr, far: pc },
             if self.thumb() { 2 } else { 4 },
         );
         true
