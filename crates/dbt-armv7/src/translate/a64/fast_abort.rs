@@ -9,7 +9,7 @@
 //! at the abort vector's block (found in the translation context's target cache), or
 //! leaves to the dispatcher at the vector. The dispatcher, the second run of the
 //! instruction in the interpreter and most walks are skipped (issue 17's `dabt` row: about
-//! 1,960 host instructions per abort before, RESULT after).
+//! 1,960 host instructions per abort before, about 540 after).
 //!
 //! Everything unusual goes the old way ([`redirect_fault`](super::redirect_fault)): a site
 //! not recorded (multi-access instructions, IT blocks, unprivileged forms), User mode (the
