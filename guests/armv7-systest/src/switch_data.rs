@@ -7,9 +7,11 @@
 //! to another. A loop in a global page switches to B (`CONTEXTIDR`, `ISB`, `TTBR0`, `ISB`,
 //! as Linux's `cpu_v7_switch_mm`), reads word `k` of page `k`, switches to A and reads it
 //! again, for every `k`; the checksum must be what each space's page holds. A shadow
-//! filled for the space current before the switch would give A's read B's word.
+//! filled for the space current before the switch would give A's read B's word. The same
+//! loop runs with LPAE tables, switching as Linux's `armmp-lpae` kernels do: one `MCRR`
+//! of `TTBR0` with the ASID in bits 55:48 (`TTBCR.A1` = 0), then an `ISB`.
 
-use core::arch::global_asm;
+use core::arch::{asm, global_asm};
 use core::ptr::{addr_of, addr_of_mut};
 
 use crate::identity_map::{map_identity, mmu_off, mmu_on, L1};
@@ -25,6 +27,14 @@ static mut PTA: Page = Page([0; 1024]);
 static mut PTB: Page = Page([0; 1024]);
 static mut DATA_A: Page = Page([0; 1024]);
 static mut DATA_B: Page = Page([0; 1024]);
+/// The LPAE tables of both spaces: first level (4 entries used), second level of the GiB
+/// of RAM, third level of the 2 MiB that holds [`VA`].
+static mut LA1: Page = Page([0; 1024]);
+static mut LA2: Page = Page([0; 1024]);
+static mut LA3: Page = Page([0; 1024]);
+static mut LB1: Page = Page([0; 1024]);
+static mut LB2: Page = Page([0; 1024]);
+static mut LB3: Page = Page([0; 1024]);
 
 /// The first virtual page (a 1 MiB range that nothing else uses while the check runs).
 const VA: u32 = 0x40e0_0000;
@@ -37,7 +47,7 @@ const SMALL: u32 = 0xc3e;
 
 global_asm!(
     r#"
-    .text
+    .section .text.switch_data, "ax"
     .arm
     .balign 4
     // r0 = pages (> 0), r1 = TTBR0 of space A, r2 = TTBR0 of space B, r3 = VA: for k =
@@ -69,11 +79,38 @@ switch_data_loop:
     bne 1b
     mov r0, r7
     pop {{r4-r9, pc}}
+
+    // The same with LPAE: r1 = TTBR0 (low word) of space A, r2 = of space B; the high
+    // words carry the ASID (A: 1, B: 2) in bits 23:16.
+    .global switch_data_loop_lpae
+switch_data_loop_lpae:
+    push {{r4-r9, lr}}
+    mov r4, #0
+    mov r7, #0
+    mov r9, #0x20000
+    mov r8, #0x10000
+1:  mcrr p15, 0, r2, r9, c2
+    isb
+    ldr r5, [r3]
+    add r7, r5, r7, ror #31
+    mcrr p15, 0, r1, r8, c2
+    isb
+    ldr r5, [r3]
+    add r7, r5, r7, ror #31
+    add r3, r3, #4096
+    add r3, r3, #4
+    add r4, r4, #1
+    cmp r4, r0
+    bne 1b
+    mov r0, r7
+    pop {{r4-r9, pc}}
+    .text
 "#
 );
 
 extern "C" {
     fn switch_data_loop(pages: u32, tta: u32, ttb: u32, va: u32) -> u32;
+    fn switch_data_loop_lpae(pages: u32, tta: u32, ttb: u32, va: u32) -> u32;
 }
 
 /// Word `k` of space A's and of space B's data page.
@@ -124,6 +161,98 @@ fn build() {
     }
 }
 
+/// LPAE descriptor bits: access flag, inner shareable, not global; a table or page.
+const AF: u64 = 1 << 10;
+const SH_INNER: u64 = 3 << 8;
+const NG: u64 = 1 << 11;
+const TABLE: u64 = 3;
+
+/// Builds both spaces' LPAE tables (MMU off): RAM by identity with global 2 MiB blocks
+/// (normal, `MAIR0` attribute 0), the first GiB as a device block, and the pages at
+/// [`VA`] as [`build`] maps them, not global.
+fn build_lpae() {
+    // SAFETY: the module's own statics, used only by this check on this CPU.
+    unsafe {
+        for (l1, l2, l3, data) in [
+            (
+                &mut *addr_of_mut!(LA1),
+                &mut *addr_of_mut!(LA2),
+                &mut *addr_of_mut!(LA3),
+                addr_of!(DATA_A) as u64,
+            ),
+            (
+                &mut *addr_of_mut!(LB1),
+                &mut *addr_of_mut!(LB2),
+                &mut *addr_of_mut!(LB3),
+                addr_of!(DATA_B) as u64,
+            ),
+        ] {
+            let (l1, l2, l3) = (
+                &mut *(l1 as *mut Page as *mut [u64; 512]),
+                &mut *(l2 as *mut Page as *mut [u64; 512]),
+                &mut *(l3 as *mut Page as *mut [u64; 512]),
+            );
+            l1.fill(0);
+            l1[0] = AF | 1 << 2 | 3 << 53 | 1; // 0..1 GiB: device, execute-never
+            l1[1] = l2.as_ptr() as u64 | TABLE;
+            for (j, e) in l2.iter_mut().enumerate() {
+                *e = (0x4000_0000 + ((j as u64) << 21)) | AF | SH_INNER | 1;
+            }
+            l2[((VA - 0x4000_0000) >> 21) as usize] = l3.as_ptr() as u64 | TABLE;
+            l3.fill(0);
+            for k in 0..PAGES as usize {
+                l3[((VA >> 12) & 511) as usize + k] = data | AF | SH_INNER | NG | TABLE;
+            }
+        }
+    }
+}
+
+/// Runs the LPAE loop (MMU on in space A, ASID 1) and turns the MMU off again, back to
+/// short descriptors and ASID 0.
+fn run_lpae() -> u32 {
+    let (la, lb) = (addr_of!(LA1) as u32, addr_of!(LB1) as u32);
+    // SAFETY: both spaces map all RAM by identity (only the pages at VA differ) and the
+    // first GiB (the UART) as device memory, so nothing this program uses moves.
+    unsafe {
+        asm!(
+            "mcr p15, 0, {mair0}, c10, c2, 0",
+            "mcr p15, 0, {zero}, c10, c2, 1",
+            "mcrr p15, 0, {lo}, {hi}, c2",   // TTBR0: space A, ASID 1
+            "mcr p15, 0, {eae}, c2, c0, 2",  // TTBCR: LPAE, TTBR0 only, ASID in TTBR0
+            "mcr p15, 0, {zero}, c8, c7, 0", // TLBIALL
+            "dsb",
+            "isb",
+            "mrc p15, 0, {t}, c1, c0, 0",
+            "orr {t}, {t}, #1",
+            "mcr p15, 0, {t}, c1, c0, 0",    // SCTLR.M
+            "isb",
+            mair0 = in(reg) 0x0044_04ffu32,
+            zero = in(reg) 0u32,
+            lo = in(reg) la,
+            hi = in(reg) 0x1_0000u32,
+            eae = in(reg) 0x8000_0000u32,
+            t = out(reg) _,
+            options(nostack),
+        );
+        let sum = switch_data_loop_lpae(PAGES, la, lb, VA);
+        asm!(
+            "mrc p15, 0, {t}, c1, c0, 0",
+            "bic {t}, {t}, #1",
+            "mcr p15, 0, {t}, c1, c0, 0",    // SCTLR.M = 0
+            "isb",
+            "mcr p15, 0, {z}, c2, c0, 2",    // TTBCR: short descriptors
+            "mcrr p15, 0, {z}, {z}, c2",     // TTBR0 (and its ASID) 0
+            "mcr p15, 0, {z}, c8, c7, 0",    // TLBIALL
+            "dsb",
+            "isb",
+            z = in(reg) 0u32,
+            t = out(reg) _,
+            options(nostack),
+        );
+        sum
+    }
+}
+
 /// Runs the loop with the MMU on in space A and reports it through `check`.
 pub fn test_switch_data(check: fn(&str, bool)) {
     build();
@@ -139,5 +268,10 @@ pub fn test_switch_data(check: fn(&str, bool)) {
     check(
         "address-space switch loop: per-ASID data at each page's first read",
         sum == expected(PAGES),
+    );
+    build_lpae();
+    check(
+        "lpae address-space switch loop (MCRR TTBR0 with the ASID): per-ASID data",
+        run_lpae() == expected(PAGES),
     );
 }

@@ -58,7 +58,10 @@ pub fn test_user_syscalls(check: fn(&str, bool), privileged: u32, user: u32) {
     unsafe {
         asm!(
             "mrc p15, 0, {old}, c12, c0, 0",
-            "ldr {t}, =user_syscall_vectors",
+            // MOVW/MOVT, not a literal: the assembler's pool for this block can end up
+            // out of LDR's reach in a grown .text.
+            "movw {t}, #:lower16:user_syscall_vectors",
+            "movt {t}, #:upper16:user_syscall_vectors",
             "mcr p15, 0, {t}, c12, c0, 0",
             "isb",
             "mrs r10, cpsr",

@@ -151,8 +151,9 @@ pub trait CodeMemory {
     /// if [`CodeMemory::mirrors_guest_mmu`]; by default there is none.
     ///
     /// A host that has one also lets translated code write the table base of the current
-    /// ASID itself (`TTBR0`/`TTBR1` with short descriptors, no call: `a64::ttbr_inline`):
-    /// its walks while translated code runs read `TTBR0`/`TTBR1` from the guest `Cpu`
+    /// ASID itself (`TTBR0`/`TTBR1` with short descriptors, LPAE `TTBR1` with the ASID in
+    /// `TTBR0`, no call: `a64::ttbr_inline`): its walks while translated code runs read
+    /// `TTBR0`/`TTBR1` (and `CONTEXTIDR`) from the guest `Cpu`
     /// ([`GuestState::cpu`](super::state::GuestState::cpu)), and `guest_mmu` is told the
     /// new registers at the next entry.
     fn in_code_switch(&self) -> Option<fn(&GuestMmu) -> bool> {

@@ -340,17 +340,18 @@ impl State {
     }
 
     /// Takes the table bases that translated code of vCPU `v` may have written since the
-    /// dispatcher last told this state (`TTBR0`/`TTBR1` with short descriptors: the ASID,
-    /// and so the shadow, is the same; see [`GUEST_CPU`]).
+    /// dispatcher last told this state (`TTBR0`/`TTBR1`, with LPAE too: an ASID they
+    /// change came with the switch of the shadow, see [`sync_current`](Self::sync_current)
+    /// and [`GUEST_CPU`]).
     fn sync_table_bases(&mut self, v: usize) {
         let cpu = GUEST_CPU[v].load(Ordering::Relaxed) as *const dbt_armv7::Cpu;
-        if cpu.is_null() || self.ctx.is_none() || self.cp15.lpae() {
+        if cpu.is_null() || self.ctx.is_none() {
             return;
         }
         // SAFETY: this vCPU's guest `Cpu`, alive while its translated code runs (a fill
         // comes from a fault of translated code), which does not change it under us.
         let c = unsafe { &(*cpu).cp15 };
-        if c.lpae() {
+        if c.lpae() != self.cp15.lpae() {
             return;
         }
         let (ttbr0, ttbr1, contextidr) = (c.ttbr0, c.ttbr1, c.contextidr);
