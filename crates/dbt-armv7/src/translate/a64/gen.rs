@@ -288,6 +288,10 @@ pub(super) fn save_before_call(a: &mut Asm, save_top: bool) {
 /// return stack, target cache and return stack top registers (the top was stored as an
 /// offset into the ring), then NZCV and R0-R14. Uses `T_ADDR`.
 pub(super) fn reload_after_call(a: &mut Asm, reload_tables: bool) {
+    // An interrupt taken inside the call found the host's code, not translated code: it
+    // left IRQ masked with the line raised. Unmasked again, it is taken here, where it
+    // makes the block leave (`a64::preempt`).
+    host_daif(a, T_ADDR, enc::msr_daif(T_ADDR));
     if reload_tables {
         a.put(enc::ls_uimm(Ls::LdrX, RAS, STATE, OFF_RAS_BASE));
         a.put(enc::ls_uimm(Ls::LdrX, IBTC, STATE, OFF_IBTC_BASE));
