@@ -563,7 +563,7 @@ impl<G: CodeGen> Dbt<G> {
                 }
                 continue;
             }
-            let key = Self::key(cpu);
+            let mut key = Self::key(cpu);
             if (cpu.cp15.sctlr & SCTLR_A != 0) != self.strict_align {
                 // SCTLR.A changed: translations check alignment, or do not.
                 self.strict_align = !self.strict_align;
@@ -589,7 +589,14 @@ impl<G: CodeGen> Dbt<G> {
                     self.stats.executed_interpreted += 1;
                     link_from = None;
                     indirect_to = false;
-                    continue;
+                    if left == 0 || !Self::translatable(cpu, mirrors) {
+                        continue;
+                    }
+                    // Straight on to the vector's block: no guest instruction ran since
+                    // this pass polled the TLB mailbox and sampled the interrupt lines,
+                    // and an exception entry changes nothing `SCTLR.A` or `ExcAssume`
+                    // depend on.
+                    key = Self::key(cpu);
                 }
             }
             let found = match self.lookup(key) {
