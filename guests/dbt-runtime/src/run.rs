@@ -1,9 +1,10 @@
 //! The run loop: the guest's ARMv7-A core (`dbt_armv7::Cpu`) booted as the ARM Linux boot
 //! protocol says, run through the translator (`Dbt`) in slices of guest instructions. At
-//! each slice boundary the VM's virtual interrupt lines (`ISR_EL1.I`/`.F`: what the vGIC
-//! and the forwarded timer present to this vCPU) become the core's IRQ/FIQ inputs, so a
-//! pending interrupt is taken as an ARMv7 IRQ exception at a block boundary; the runtime's
-//! own `PSTATE.I` stays masked (nothing preempts translated code). `WFI` becomes the
+//! each slice boundary and every dispatch the VM's virtual interrupt lines (`ISR_EL1.I`/
+//! `.F`: what the vGIC and the forwarded timer present to this vCPU) become the core's
+//! IRQ/FIQ inputs, so a pending interrupt is taken as an ARMv7 IRQ exception at a block
+//! boundary; a virtual IRQ that rises while translated code runs makes it leave at its
+//! next budget check (`irq.rs`), so it does not wait for the slice's end. `WFI` becomes the
 //! runtime's `WFI` (the hypervisor blocks the vCPU until an interrupt is pending), `HVC`/
 //! `SMC` become the runtime's own calls to the hypervisor (`calls.rs`).
 
@@ -21,8 +22,12 @@ use crate::coproc::{isr_el1, Registers, VirtualCounter, ISR_F, ISR_I};
 /// (`Dbt::set_max_blocks`).
 const BYTES_PER_BLOCK: u64 = 512;
 
-/// Guest instructions per slice: the longest an interrupt waits for the loop to look.
-const SLICE: u64 = 250_000;
+/// Guest instructions per slice with one vCPU. Not what bounds interrupt latency any
+/// more (a virtual IRQ preempts translated code, `irq.rs`); a slice end costs a pass
+/// through this loop and a block entry without a link. 250 000 -> 2 000 000 (issue 18,
+/// `cargo xtask bench --linux --filter "armv7 dbt"`): armhf boot to `Run /init`
+/// 3403.6 -> 3380.9, `sha256sum` 1277.2 -> 1265.9 millions of virtual ns.
+const SLICE: u64 = 2_000_000;
 
 /// Guest instructions per slice with more than one vCPU: also the longest another vCPU's
 /// broadcast TLB maintenance waits for this one to take it (`smp::broadcast_tlb`; polled
@@ -127,8 +132,8 @@ fn run_guest_cpu(regs: [u32; 3], entry: u64) -> ! {
         SLICE
     };
     let mut dbt = Dbt::new(A64Gen::new());
-    // A slice may end a few instructions early, at a block boundary (interrupts are
-    // looked at between slices only): cheaper than interpreting up to the exact count.
+    // A slice may end a few instructions early, at a block boundary: cheaper than
+    // interpreting up to the exact count.
     dbt.set_budget_is_slice(true);
     // Metadata for as many blocks as the vCPU's code-cache share holds at about 512 bytes
     // each (32 768 with one vCPU, ~15 MiB of heap): the engine's default (16 384) made
