@@ -200,7 +200,8 @@ fn systest_interpreter_and_qemu_system_arm() {
     // interpreter's harness.
     let timer = "armv7-systest: timer irq during a compute loop";
     assert!(
-        q.lines().any(|l| l.starts_with(timer) && l.ends_with(" ok")),
+        q.lines()
+            .any(|l| l.starts_with(timer) && l.ends_with(" ok")),
         "{q}"
     );
     let q: String = q

@@ -148,7 +148,10 @@ fn late_by(delta: u64, short: u64, long: u64) -> Option<i64> {
     // SAFETY: as above.
     let (fired, at_irq) = unsafe {
         write_volatile(addr_of_mut!(ARMED), 0);
-        (read_volatile(addr_of!(FIRED)), read_volatile(addr_of!(AT_IRQ)))
+        (
+            read_volatile(addr_of!(FIRED)),
+            read_volatile(addr_of!(AT_IRQ)),
+        )
     };
     if fired == 0 {
         return None;
