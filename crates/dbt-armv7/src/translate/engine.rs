@@ -699,17 +699,21 @@ impl<G: CodeGen> Dbt<G> {
             if let Some((from, e)) = link_from.take() {
                 self.link(mem, from, e, id);
             }
+            // Whether the context changes here (the switch cache then learns the new one).
+            let mut switched = false;
             if mirrors {
                 let g = GuestMmu::of(cpu);
                 if self.host_mmu != Some(g) {
                     mem.guest_mmu(&g);
                     self.host_mmu = Some(g);
+                    switched = true;
                 }
             }
             // The return stack and target cache hold blocks of one privilege, address
             // space and domain access (they bypass the dispatcher's checks).
             if self.contexts.select(ctx_of(cpu, &key), &mut self.state) {
                 self.stats.entries_ctx_switch += 1;
+                switched = true;
             }
             if core::mem::take(&mut indirect_to) {
                 // Translated code branched here indirectly: cache the target.
@@ -725,13 +729,17 @@ impl<G: CodeGen> Dbt<G> {
             let start = left as i64 - MAX_BLOCK_INSNS as i64;
             self.state.budget = start;
             self.contexts.install(&mut self.state);
-            // The host's shadow of this context is loaded: the switch cache learns it.
-            let ttbr = match self.host_mmu {
-                Some(g) if g.on() => loaded.map(|loaded| loaded()),
-                _ => Some(0),
-            };
-            if let Some(ttbr) = ttbr {
-                self.contexts.remember(&mut self.state, ttbr);
+            // The host's shadow of this context is loaded: the switch cache learns it
+            // (else it holds it already, or learns it at the next call that switches to
+            // it: `InBlockSwitch`).
+            if switched {
+                let ttbr = match self.host_mmu {
+                    Some(g) if g.on() => loaded.map(|loaded| loaded()),
+                    _ => Some(0),
+                };
+                if let Some(ttbr) = ttbr {
+                    self.contexts.remember(&mut self.state, ttbr);
+                }
             }
             self.stats.entries += 1;
             let host_fp = vfp_host::enter(cpu, &mut self.state);
