@@ -80,6 +80,38 @@ switch_data_loop:
     mov r0, r7
     pop {{r4-r9, pc}}
 
+    // The same, with a TLBIASID of ASID 2 after each read in space A (the runtime drops
+    // space B's shadow then: the next switch to B must not load it).
+    .global switch_data_loop_tlbi
+switch_data_loop_tlbi:
+    push {{r4-r9, lr}}
+    mov r4, #0
+    mov r7, #0
+    mov r9, #2
+    mov r8, #1
+1:  mcr p15, 0, r9, c13, c0, 1
+    isb
+    mcr p15, 0, r2, c2, c0, 0
+    isb
+    ldr r5, [r3]
+    add r7, r5, r7, ror #31
+    mcr p15, 0, r8, c13, c0, 1
+    isb
+    mcr p15, 0, r1, c2, c0, 0
+    isb
+    ldr r5, [r3]
+    add r7, r5, r7, ror #31
+    mcr p15, 0, r9, c8, c7, 2
+    dsb
+    isb
+    add r3, r3, #4096
+    add r3, r3, #4
+    add r4, r4, #1
+    cmp r4, r0
+    bne 1b
+    mov r0, r7
+    pop {{r4-r9, pc}}
+
     // The same with LPAE: r1 = TTBR0 (low word) of space A, r2 = of space B; the high
     // words carry the ASID (A: 1, B: 2) in bits 23:16.
     .global switch_data_loop_lpae
@@ -111,6 +143,7 @@ switch_data_loop_lpae:
 extern "C" {
     fn switch_data_loop(pages: u32, tta: u32, ttb: u32, va: u32) -> u32;
     fn switch_data_loop_lpae(pages: u32, tta: u32, ttb: u32, va: u32) -> u32;
+    fn switch_data_loop_tlbi(pages: u32, tta: u32, ttb: u32, va: u32) -> u32;
 }
 
 /// Word `k` of space A's and of space B's data page.
@@ -259,15 +292,22 @@ pub fn test_switch_data(check: fn(&str, bool)) {
     let (tta, ttb) = (addr_of!(TTA) as u32, addr_of!(TTB) as u32);
     // SAFETY: both tables map all RAM and the UART by identity, so nothing this program
     // uses moves when the MMU goes on or the space changes (only the pages at VA differ).
-    let sum = unsafe {
+    let (sum, tlbi) = unsafe {
         mmu_on(addr_of!(TTA));
         let sum = switch_data_loop(PAGES, tta, ttb, VA);
         mmu_off();
-        sum
+        mmu_on(addr_of!(TTA));
+        let tlbi = switch_data_loop_tlbi(PAGES, tta, ttb, VA);
+        mmu_off();
+        (sum, tlbi)
     };
     check(
         "address-space switch loop: per-ASID data at each page's first read",
         sum == expected(PAGES),
+    );
+    check(
+        "address-space switch loop with TLBIASID of the other space: per-ASID data",
+        tlbi == expected(PAGES),
     );
     build_lpae();
     check(

@@ -199,7 +199,10 @@ impl Contexts {
             debug_assert!(false, "switch cache entry of no tables");
             return true;
         };
-        debug_assert_eq!(self.tables[i].ctx.map(switch_cache::key), Some(state.cur_key));
+        debug_assert_eq!(
+            self.tables[i].ctx.map(switch_cache::key),
+            Some(state.cur_key)
+        );
         self.clock += 1;
         self.tables[i].last_use = self.clock;
         self.prev = self.cur;

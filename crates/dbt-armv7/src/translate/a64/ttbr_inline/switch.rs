@@ -34,7 +34,12 @@ pub fn to_cached(a: &mut Asm, key: u8, miss: Label) {
     let (immr, imms) = enc::logic_imm32(SWITCH_ENTRIES as u32 - 1).expect("a run of ones");
     a.put(enc::w_logic_imm(Logic::And, T_TMP, T_TMP, immr, imms));
     a.put(enc_alu::x_add_lsl(T_TMP, STATE, T_TMP, ENTRY_SHIFT));
-    a.put(enc::x_addsub_imm(AddSub::Add, T_TMP, T_TMP, OFF_SWITCH_CACHE));
+    a.put(enc::x_addsub_imm(
+        AddSub::Add,
+        T_TMP,
+        T_TMP,
+        OFF_SWITCH_CACHE,
+    ));
     // Its key and epoch.
     a.put(enc::x_ldp(T_ADDR, T_OP2, T_TMP, 0));
     a.put(enc_alu::x_eor_reg(T_ADDR, T_ADDR, key));
@@ -80,7 +85,10 @@ mod tests {
             .collect();
         // ubfx x22, x20, #16, #3; eor w22, w22, w20, lsr #1; and w22, w22, #7;
         // add x22, x28, x22, lsl #6.
-        assert_eq!(words[..4], [0xd350_4a96, 0x4a54_06d6, 0x1200_0ad6, 0x8b16_1b96]);
+        assert_eq!(
+            words[..4],
+            [0xd350_4a96, 0x4a54_06d6, 0x1200_0ad6, 0x8b16_1b96]
+        );
     }
 
     #[test]
