@@ -37,3 +37,5 @@ mod systest;
 mod uart;
 #[cfg(target_arch = "arm")]
 mod user_syscall;
+#[cfg(target_arch = "arm")]
+mod vfp_store_fill;

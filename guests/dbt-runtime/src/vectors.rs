@@ -93,6 +93,10 @@ macro_rules! interrupt_entries {
 
 const _: () = assert!(crate::irq::IRQ_FRAME == 800);
 
+/// Bytes below the [`Frame`] for the caller-saved SIMD&FP registers (`q0`-`q7`,
+/// `q16`-`q31`) and `FPSR`/`FPCR` that `dbt_rt_trap` keeps for the interrupted code.
+const SIMD_FRAME: usize = 400;
+
 core::arch::global_asm!(
     ".section .text.vectors, \"ax\"",
     ".balign 0x800",
@@ -120,9 +124,46 @@ core::arch::global_asm!(
     "stp x30, x1, [sp, #240]",
     "mrs x1, spsr_el1",
     "str x1, [sp, #256]",
+    // The SIMD&FP registers Rust code may change (AAPCS64: v0-v7 and v16-v31 caller-saved)
+    // and FPSR/FPCR: translated code holds guest values in them across an access that
+    // faults here and is retried after a shadow fill (`vfp.rs`: temporaries v0-v7, v16-v31;
+    // the guest's cumulative FP flags in FPSR). v8-v15's low halves (guest D0-D7) are
+    // callee-saved.
+    "sub sp, sp, #{SIMD_FRAME}",
+    "stp q0, q1, [sp, #0]",
+    "stp q2, q3, [sp, #32]",
+    "stp q4, q5, [sp, #64]",
+    "stp q6, q7, [sp, #96]",
+    "stp q16, q17, [sp, #128]",
+    "stp q18, q19, [sp, #160]",
+    "stp q20, q21, [sp, #192]",
+    "stp q22, q23, [sp, #224]",
+    "stp q24, q25, [sp, #256]",
+    "stp q26, q27, [sp, #288]",
+    "stp q28, q29, [sp, #320]",
+    "stp q30, q31, [sp, #352]",
+    "mrs x2, fpsr",
+    "mrs x3, fpcr",
+    "stp x2, x3, [sp, #384]",
     "mov x1, x0",
-    "mov x0, sp",
+    "add x0, sp, #{SIMD_FRAME}",
     "bl dbt_rt_exception",
+    "ldp x2, x3, [sp, #384]",
+    "msr fpsr, x2",
+    "msr fpcr, x3",
+    "ldp q0, q1, [sp, #0]",
+    "ldp q2, q3, [sp, #32]",
+    "ldp q4, q5, [sp, #64]",
+    "ldp q6, q7, [sp, #96]",
+    "ldp q16, q17, [sp, #128]",
+    "ldp q18, q19, [sp, #160]",
+    "ldp q20, q21, [sp, #192]",
+    "ldp q22, q23, [sp, #224]",
+    "ldp q24, q25, [sp, #256]",
+    "ldp q26, q27, [sp, #288]",
+    "ldp q28, q29, [sp, #320]",
+    "ldp q30, q31, [sp, #352]",
+    "add sp, sp, #{SIMD_FRAME}",
     "ldr x1, [sp, #256]",
     "msr spsr_el1, x1",
     "ldp x30, x1, [sp, #240]",
@@ -144,6 +185,7 @@ core::arch::global_asm!(
     "ldp x28, x29, [sp, #224]",
     "add sp, sp, #272",
     "eret",
+    SIMD_FRAME = const SIMD_FRAME,
 );
 
 #[no_mangle]
