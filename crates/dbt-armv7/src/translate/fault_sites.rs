@@ -13,10 +13,11 @@
 //! The table also remembers the guest's Permission and Domain faults (refusals by valid
 //! entries) per page, access and regime, as [`fetch_aborts`](super::fetch_aborts) does
 //! for fetches and for the same reason (a TLB may hold a valid entry until maintenance):
-//! the engine forgets them at any TLB maintenance. Translation faults are walked every
-//! time (the guest may fill an invalid entry without maintenance: Linux demand paging).
+//! the engine forgets them at any TLB maintenance, in O(1) (a new
+//! [`Generation`]). Translation faults are walked every time (the guest may fill an
+//! invalid entry without maintenance: Linux demand paging).
 
-use super::fetch_aborts::Regime;
+use super::fetch_aborts::{Generation, Regime};
 use crate::cpu::Cpu;
 use crate::decode::{Insn, Op};
 use crate::mmu::{Fault, FaultKind};
@@ -45,14 +46,28 @@ pub struct FaultSite {
 const VERDICTS: usize = 16;
 
 /// A remembered Data Abort of a valid entry.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Verdict {
     /// Guest page number + 1 (0: free).
     page: u32,
+    /// The generation it was learnt in.
+    generation: Generation,
     write: bool,
     regime: Regime,
     /// The `DFSR` value.
     dfsr: u32,
+}
+
+impl Default for Verdict {
+    fn default() -> Verdict {
+        Verdict {
+            page: 0,
+            generation: Generation::NONE,
+            write: false,
+            regime: Regime::default(),
+            dfsr: 0,
+        }
+    }
 }
 
 /// The table a host fault handler looks host addresses up in (its address is in
@@ -66,6 +81,8 @@ pub struct FaultSites {
     pub delivered: u64,
     /// Remembered refusals of valid entries (PL1 accesses).
     verdicts: [Verdict; VERDICTS],
+    /// The current generation of `verdicts` (older ones do not hold).
+    generation: Generation,
 }
 
 impl Default for FaultSites {
@@ -74,6 +91,7 @@ impl Default for FaultSites {
             entries: [FaultSite::default(); FAULT_SITES],
             delivered: 0,
             verdicts: [Verdict::default(); VERDICTS],
+            generation: Generation::default(),
         }
     }
 }
@@ -125,8 +143,11 @@ impl FaultSites {
     /// if `write`) to `va` in `cpu`'s current regime, if any.
     pub fn verdict(&self, cpu: &Cpu, va: u32, write: bool) -> Option<u32> {
         let v = &self.verdicts[(va >> 12) as usize % VERDICTS];
-        (v.page == (va >> 12) + 1 && v.write == write && v.regime == Regime::of(cpu))
-            .then_some(v.dfsr)
+        (v.page == (va >> 12) + 1
+            && v.generation == self.generation
+            && v.write == write
+            && v.regime == Regime::of(cpu))
+        .then_some(v.dfsr)
     }
 
     /// Remembers `fault` of a PL1 access (a write if `write`) to `va` in `cpu`'s current
@@ -138,6 +159,7 @@ impl FaultSites {
         {
             self.verdicts[(va >> 12) as usize % VERDICTS] = Verdict {
                 page: (va >> 12) + 1,
+                generation: self.generation,
                 write,
                 regime: Regime::of(cpu),
                 dfsr,
@@ -146,9 +168,11 @@ impl FaultSites {
         dfsr
     }
 
-    /// Forgets the remembered refusals (TLB maintenance).
+    /// Forgets the remembered refusals (TLB maintenance): O(1), a new [`Generation`].
     pub fn forget_verdicts(&mut self) {
-        self.verdicts = [Verdict::default(); VERDICTS];
+        if self.generation.advance() {
+            self.verdicts = [Verdict::default(); VERDICTS];
+        }
     }
 }
 
@@ -179,6 +203,32 @@ mod tests {
         assert_eq!(s.verdict(&cpu, 0x5010_0040, false), Some(dfsr));
         s.forget_verdicts();
         assert_eq!(s.verdict(&cpu, 0x5010_0040, false), None);
+    }
+
+    #[test]
+    fn forgets_refusals_at_every_maintenance_even_when_the_generation_wraps() {
+        let mut cpu = Cpu::new();
+        cpu.cp15.sctlr |= 1;
+        cpu.cp15.dacr = 1;
+        let mut s = FaultSites::default();
+        let perm = Fault {
+            kind: FaultKind::Permission,
+            level: 2,
+            domain: 0,
+        };
+        for _ in 0..3 {
+            let dfsr = s.learn(&cpu, 0x6000_0000, true, perm);
+            assert_eq!(s.verdict(&cpu, 0x6000_0000, true), Some(dfsr));
+            s.forget_verdicts();
+            assert_eq!(s.verdict(&cpu, 0x6000_0000, true), None);
+        }
+        // Learnt in generation 1; the counter wraps back to 1.
+        s.generation = Generation::default();
+        s.learn(&cpu, 0x6000_0000, true, perm);
+        s.generation.set(u32::MAX);
+        s.forget_verdicts();
+        assert_eq!(s.generation, Generation::default());
+        assert_eq!(s.verdict(&cpu, 0x6000_0000, true), None);
     }
 
     #[test]
