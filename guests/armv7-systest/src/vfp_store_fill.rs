@@ -60,7 +60,16 @@ extern "C" {
 fn expected(k: u32) -> [u32; 8] {
     let addr = BASE + k * STRIDE;
     let count = REGIONS - k;
-    [addr, count, count, addr, addr ^ 0x5a5a_5a5a, count, !addr, count + 7]
+    [
+        addr,
+        count,
+        count,
+        addr,
+        addr ^ 0x5a5a_5a5a,
+        count,
+        !addr,
+        count + 7,
+    ]
 }
 
 /// Runs the check and reports it through `check`.
