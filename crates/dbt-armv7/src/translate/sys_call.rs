@@ -158,7 +158,13 @@ pub unsafe extern "C" fn step_from_code(
         // Leaves as the interpreter's run of it would.
         return leave_after_write(st, ctx, pc, len, thumb);
     }
-    interpret_in_block(st, ctx, pc, it_len, raw)
+    match tlb_maintenance_write(cpu, &st.r, raw, len, thumb, it_len as u8) {
+        // The dispatcher applies it (shadow, translations, other vCPUs' TLBs).
+        Some(true) => leave_after_write(st, ctx, pc, len, thumb),
+        // The host claimed the write: the block goes on.
+        Some(false) => 0,
+        None => interpret_in_block(st, ctx, pc, it_len, raw),
+    }
 }
 
 /// The end of [`step_from_code`] for a translation-register write it performed but that
@@ -329,6 +335,62 @@ fn translation_write(
     Some(wide || raw & 0xffff_0fff != DACR_WRITE)
 }
 
+/// `MCR p15, 0, Rt, c8, CRm, opc2` with `Rt`, `CRm` and `opc2` masked out by
+/// [`TLB_MAINTENANCE_MASK`]: TLB maintenance (`TLBIALL`, `TLBIMVA`, `TLBIASID`,
+/// `TLBIMVAA`, their Inner Shareable forms, the `ITLB*`/`DTLB*` forms).
+const TLB_MAINTENANCE: u32 = 0xee08_0f10;
+
+/// The bits of an encoding that [`TLB_MAINTENANCE`] fixes: the condition (AL), opc1 (0),
+/// the direction (to the coprocessor), `CRn` (c8), the coprocessor (15) and bit 4.
+const TLB_MAINTENANCE_MASK: u32 = 0xffff_0f10;
+
+/// A TLB maintenance operation ([`TLB_MAINTENANCE`]) at PL1, with the guest registers `r`
+/// (`thumb` and `it` as the block runs it), without the decoder and the interpreter
+/// (some 400 host instructions each; Linux issues about a million on its way to
+/// userland): performs it as `Cpu::step` would, the [`CoprocHost`](crate::cpu::CoprocHost)
+/// first, then `Cp15::write` (which records the operation for the dispatcher in
+/// `Cp15::tlb_maintenance`) and the interpreter's TLB flush that `Cp15Effect::FlushTlb`
+/// asks for. Returns `Some(true)` when translated code must leave with [`EXIT_CALL`]
+/// (the dispatcher then applies the operation to the host's shadow, the translations
+/// and, for the Inner Shareable forms, the other vCPUs, as after the interpreter's run
+/// of it), `Some(false)` when the host claimed the write (the block goes on, as the
+/// interpreter's run would let it), or `None` for anything else, which the interpreter
+/// runs: PL0 (UNDEFINED), a condition other than AL or an IT block, `Rt` = `SP`/`LR`/
+/// `PC`, a host that makes the encoding UNDEFINED, or per-class counting on.
+fn tlb_maintenance_write(
+    cpu: &mut Cpu,
+    r: &[u32; 16],
+    raw: u32,
+    len: u32,
+    thumb: bool,
+    it: u8,
+) -> Option<bool> {
+    let rt = ((raw >> 12) & 15) as usize;
+    if raw & TLB_MAINTENANCE_MASK != TLB_MAINTENANCE
+        || rt >= 13
+        || cpu.mode == Mode::Usr
+        || cpu.class_hits.is_some()
+        || len != 4
+        || (thumb && it != 0)
+    {
+        return None;
+    }
+    let (crm, opc2) = ((raw & 15) as u8, ((raw >> 5) & 7) as u8);
+    let value = r[rt];
+    if let Some(h) = cpu.coproc_host.as_mut() {
+        if h.undefined(15, 0, 8, crm, opc2) {
+            return None;
+        }
+        if h.write(15, 0, 8, crm, opc2, value) {
+            return Some(false);
+        }
+    }
+    cpu.cp15.write(0, 8, crm, opc2, value)?;
+    // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
+    cpu.tlb.flush();
+    Some(true)
+}
+
 /// The registers that shape the guest's stage 1 besides `SCTLR`: a change leaves the
 /// block, so that the dispatcher can tell a host that mirrors them (and check domains).
 fn translation_regs(cpu: &Cpu) -> (u64, u64, u32, u32, u32) {
@@ -340,4 +402,107 @@ fn translation_regs(cpu: &Cpu) -> (u64, u64, u32, u32, u32) {
 /// word-at-a-time `memcpy` for it, which costs more than the copy).
 fn copy_regs(dst: &mut [u32; 16], src: &[u32; 16]) {
     super::copy::copy_u32s(&mut dst[..15], &src[..15]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bus::FlatRam;
+    use crate::mmu::TlbMaintenance;
+    use alloc::format;
+
+    /// A CPU at PL1 (Supervisor) or PL0 in the given instruction set with `r`, and a
+    /// translation for page 0x5000_0000 in its TLB.
+    fn cpu(user: bool, thumb: bool, r: &[u32; 16]) -> Cpu {
+        let mut c = if user {
+            Cpu::new_user(thumb)
+        } else {
+            Cpu::new()
+        };
+        set_thumb(&mut c, thumb);
+        copy_regs(&mut c.r, r);
+        c.r[15] = 0x1000;
+        c.tlb.insert(0x5000_0000, 0x5_0000, 3);
+        c
+    }
+
+    /// Every `MCR p15, 0, Rt, c8, CRm, opc2` (A32 and T32, PL1 and PL0, several `Rt` and
+    /// values) through [`tlb_maintenance_write`] leaves the operation for the dispatcher
+    /// and the interpreter's TLB as `Cpu::step` does, or is left to the interpreter.
+    #[test]
+    fn tlb_maintenance_without_the_interpreter_is_the_interpreters() {
+        let mut ram = FlatRam::new(0, 0x2000);
+        let mut fast_paths = 0;
+        for (crm, opc2, rt, v, user, thumb) in (0..16u32).flat_map(|crm| {
+            (0..8u32).flat_map(move |opc2| {
+                [
+                    (0usize, 0x5000_0042u32),
+                    (7, 0xc012_3456),
+                    (12, 0xff),
+                    (13, 1),
+                ]
+                .into_iter()
+                .flat_map(move |(rt, v)| {
+                    [(false, false), (false, true), (true, false)]
+                        .map(|(user, thumb)| (crm, opc2, rt, v, user, thumb))
+                })
+            })
+        }) {
+            let raw = TLB_MAINTENANCE | (rt as u32) << 12 | opc2 << 5 | crm;
+            let mut r = [0u32; 16];
+            r[rt] = v;
+            let mut fast = cpu(user, thumb, &r);
+            let got = tlb_maintenance_write(&mut fast, &r, raw, 4, thumb, 0);
+            let mut interp = cpu(user, thumb, &r);
+            let insn = if thumb {
+                crate::decode::decode_thumb((raw >> 16) as u16, raw as u16)
+            } else {
+                crate::decode::decode_a32(raw)
+            };
+            let exit = interp.step_decoded(&mut ram, insn);
+            let what = format!("{raw:#010x} user {user} thumb {thumb}");
+            match got {
+                Some(true) => {
+                    fast_paths += 1;
+                    assert_eq!(exit, None, "{what}");
+                    assert!(interp.cp15.tlb_maintenance.is_some(), "{what}");
+                    assert_eq!(
+                        fast.cp15.tlb_maintenance, interp.cp15.tlb_maintenance,
+                        "{what}"
+                    );
+                    assert_eq!(fast.tlb.lookup(0x5000_0000), None, "{what}: TLB flushed");
+                    assert_eq!(interp.tlb.lookup(0x5000_0000), None, "{what}");
+                }
+                Some(false) => panic!("{what}: no host claims c8"),
+                None => assert!(user || rt >= 13, "{what}: left to the interpreter"),
+            }
+        }
+        assert_eq!(fast_paths, 16 * 8 * 3 * 2);
+        // TLBIMVA of r0 = 0x5000_0042: page 0x5000_0000, ASID 0x42.
+        let mut r = [0u32; 16];
+        r[0] = 0x5000_0042;
+        let mut c = cpu(false, false, &r);
+        assert_eq!(
+            tlb_maintenance_write(&mut c, &r, 0xee08_0f37, 4, false, 0),
+            Some(true)
+        );
+        assert_eq!(
+            c.cp15.tlb_maintenance,
+            Some(TlbMaintenance::Page {
+                va: 0x5000_0000,
+                asid: 0x42
+            })
+        );
+        // Not c8, or a condition other than AL: not this path.
+        let mut c = cpu(false, false, &r);
+        assert_eq!(
+            tlb_maintenance_write(&mut c, &r, 0xee07_0f15, 4, false, 0),
+            None
+        );
+        assert_eq!(
+            tlb_maintenance_write(&mut c, &r, 0x0e08_0f37, 4, false, 0),
+            None
+        );
+        assert_eq!(c.cp15.tlb_maintenance, None);
+    }
 }
