@@ -35,6 +35,8 @@ mod coproc;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod entry;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod frame_asm;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod irq;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod mmu;

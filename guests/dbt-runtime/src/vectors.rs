@@ -13,6 +13,7 @@ use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::translate::a64::{deliver_guest_abort, redirect_fault};
 
+use crate::frame_asm::{restore_gprs_elr_spsr, save_gprs_elr_spsr};
 use crate::smp::{me, MAX_VCPUS};
 
 /// Each vCPU's code cache `[lo, hi)` and its epilogue's address, set before translated
@@ -106,24 +107,7 @@ core::arch::global_asm!(
     interrupt_entries!(5 6),
     vector_entries!(7 8 9 10 11 12 13 14 15),
     "dbt_rt_trap:",
-    "stp x2, x3, [sp, #16]",
-    "stp x4, x5, [sp, #32]",
-    "stp x6, x7, [sp, #48]",
-    "stp x8, x9, [sp, #64]",
-    "stp x10, x11, [sp, #80]",
-    "stp x12, x13, [sp, #96]",
-    "stp x14, x15, [sp, #112]",
-    "stp x16, x17, [sp, #128]",
-    "stp x18, x19, [sp, #144]",
-    "stp x20, x21, [sp, #160]",
-    "stp x22, x23, [sp, #176]",
-    "stp x24, x25, [sp, #192]",
-    "stp x26, x27, [sp, #208]",
-    "stp x28, x29, [sp, #224]",
-    "mrs x1, elr_el1",
-    "stp x30, x1, [sp, #240]",
-    "mrs x1, spsr_el1",
-    "str x1, [sp, #256]",
+    save_gprs_elr_spsr!(),
     // The SIMD&FP registers Rust code may change (AAPCS64: v0-v7 and v16-v31 caller-saved)
     // and FPSR/FPCR: translated code holds guest values in them across an access that
     // faults here and is retried after a shadow fill (`vfp.rs`: temporaries v0-v7, v16-v31;
@@ -164,25 +148,7 @@ core::arch::global_asm!(
     "ldp q28, q29, [sp, #320]",
     "ldp q30, q31, [sp, #352]",
     "add sp, sp, #{SIMD_FRAME}",
-    "ldr x1, [sp, #256]",
-    "msr spsr_el1, x1",
-    "ldp x30, x1, [sp, #240]",
-    "msr elr_el1, x1",
-    "ldp x0, x1, [sp]",
-    "ldp x2, x3, [sp, #16]",
-    "ldp x4, x5, [sp, #32]",
-    "ldp x6, x7, [sp, #48]",
-    "ldp x8, x9, [sp, #64]",
-    "ldp x10, x11, [sp, #80]",
-    "ldp x12, x13, [sp, #96]",
-    "ldp x14, x15, [sp, #112]",
-    "ldp x16, x17, [sp, #128]",
-    "ldp x18, x19, [sp, #144]",
-    "ldp x20, x21, [sp, #160]",
-    "ldp x22, x23, [sp, #176]",
-    "ldp x24, x25, [sp, #192]",
-    "ldp x26, x27, [sp, #208]",
-    "ldp x28, x29, [sp, #224]",
+    restore_gprs_elr_spsr!(),
     "add sp, sp, #272",
     "eret",
     SIMD_FRAME = const SIMD_FRAME,
