@@ -608,15 +608,31 @@ impl State {
             .or_default()
             .push((i as u8, sh.generation, va & !0xfff));
         if w.size_log2 > 12 && w.size_log2 < 32 {
-            let base = va & !((1u32 << w.size_log2) - 1);
-            let pages = self.blocks.entry((base, w.size_log2)).or_default();
-            if pages.last() != Some(&(va & !0xfff)) {
-                pages.push(va & !0xfff);
-            }
-            self.block_sizes |= 1 << w.size_log2;
+            self.record_in_mapping(va, w.size_log2, va & !0xfff);
         }
         self.stats.fills += 1;
         true
+    }
+
+    /// Records in `blocks` that the shadow entry of `filled` (a page, or a 2 MiB block)
+    /// was filled from the guest mapping of `2^size_log2` bytes (`size_log2` < 32) that
+    /// holds `va`, so that TLB maintenance of any address of that mapping reaches it.
+    pub(super) fn record_in_mapping(&mut self, va: u32, size_log2: u8, filled: u32) {
+        let base = va & !((1u32 << size_log2) - 1);
+        let filled_list = self.blocks.entry((base, size_log2)).or_default();
+        if filled_list.last() != Some(&filled) {
+            filled_list.push(filled);
+        }
+        self.block_sizes |= 1 << size_log2;
+    }
+
+    /// The host ASID of shadow `i` if it is still the one of generation `generation`
+    /// (an [`Alias`] of an older generation is stale).
+    pub(super) fn live_asid(&self, i: u8, generation: u32) -> Option<u16> {
+        self.shadows[i as usize]
+            .as_ref()
+            .filter(|s| s.generation == generation)
+            .map(|s| s.asid)
     }
 
     /// Sets the write permission of every live alias of guest physical page `page`: off
@@ -630,11 +646,7 @@ impl State {
         };
         let mut keep = Vec::with_capacity(list.len());
         for (i, generation, va) in list {
-            let Some(asid) = self.shadows[i as usize]
-                .as_ref()
-                .filter(|s| s.generation == generation)
-                .map(|s| s.asid)
-            else {
+            let Some(asid) = self.live_asid(i, generation) else {
                 continue;
             };
             let Some(e) = self.entry(i as usize, va, false) else {

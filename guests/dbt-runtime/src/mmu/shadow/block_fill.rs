@@ -125,12 +125,7 @@ impl State {
             .or_default()
             .push((i as u8, generation, va_block));
         if w.size_log2 > 21 && w.size_log2 < 32 {
-            let mapping = va & !((1u32 << w.size_log2) - 1);
-            let blocks = self.blocks.entry((mapping, w.size_log2)).or_default();
-            if blocks.last() != Some(&va_block) {
-                blocks.push(va_block);
-            }
-            self.block_sizes |= 1 << w.size_log2;
+            self.record_in_mapping(va, w.size_log2, va_block);
         }
         self.stats.fills += 1;
         self.stats.block_fills += 1;
@@ -144,11 +139,7 @@ impl State {
             return;
         };
         for (i, generation, va) in list {
-            let Some(asid) = self.shadows[i as usize]
-                .as_ref()
-                .filter(|s| s.generation == generation)
-                .map(|s| s.asid)
-            else {
+            let Some(asid) = self.live_asid(i, generation) else {
                 continue;
             };
             let Some(e) = self.l2_entry(i as usize, va, false) else {
