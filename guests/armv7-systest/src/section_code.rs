@@ -22,9 +22,9 @@
 //!    changes nothing for global code.
 
 use core::arch::asm;
-use core::ptr::{addr_of, addr_of_mut, write_volatile};
+use core::ptr::addr_of_mut;
 
-use crate::identity_map::{map_identity, mmu_off, mmu_on, L1, SECTION_RAM};
+use crate::identity_map::{mmu_off, mmu_on_with_section, put_code, remap_section, L1};
 
 static mut TT: L1 = L1([0; 4096]);
 
@@ -39,20 +39,11 @@ const CODE_OFF: u32 = 0x6000;
 /// visible to instruction fetches.
 fn fill_frames() {
     for (n, &f) in FRAMES.iter().enumerate() {
-        let code = (f + CODE_OFF) as *mut u32;
         // SAFETY: guest RAM this check owns (see FRAMES), written with the MMU off.
         unsafe {
-            write_volatile(code, 0xe3a0_0001 + n as u32); // mov r0, #n + 1
-            write_volatile(code.add(1), 0xe12f_ff1e); // bx lr
-            asm!(
-                "mcr p15, 0, {a}, c7, c11, 1", // DCCMVAU
-                "mcr p15, 0, {b}, c7, c11, 1",
-                "dsb",
-                "mcr p15, 0, {z}, c7, c5, 0", // ICIALLU
-                "dsb",
-                "isb",
-                a = in(reg) code, b = in(reg) code.add(1), z = in(reg) 0u32,
-                options(nostack),
+            put_code(
+                (f + CODE_OFF) as *mut u32,
+                &[0xe3a0_0001 + n as u32, 0xe12f_ff1e], // mov r0, #n + 1; bx lr
             );
         }
     }
@@ -67,29 +58,6 @@ fn run() -> u32 {
     }
 }
 
-/// Points the section (level-1 entry `slot`) at `frame`, then `TLBIMVA` of `mva` with
-/// ASID 1, `BPIALL`, `DSB`, `ISB`.
-///
-/// # Safety
-///
-/// `slot` is the section's entry in the live table; nothing but [`run`] uses the section.
-unsafe fn remap(slot: *mut u32, frame: u32, mva: u32) {
-    // SAFETY: the caller's promise above.
-    unsafe {
-        write_volatile(slot, frame | SECTION_RAM);
-        asm!(
-            "dsb",
-            "mcr p15, 0, {mva}, c8, c7, 1", // TLBIMVA, ASID 1
-            "mcr p15, 0, {z}, c7, c5, 6",   // BPIALL
-            "dsb",
-            "isb",
-            mva = in(reg) mva | 1,
-            z = in(reg) 0u32,
-            options(nostack),
-        );
-    }
-}
-
 /// Runs the check and reports it through `check`.
 #[inline(never)]
 pub fn test_section_code(check: fn(&str, bool)) {
@@ -97,16 +65,12 @@ pub fn test_section_code(check: fn(&str, bool)) {
     // SAFETY: the table maps all RAM and the UART by identity but for VA's section, which
     // this program uses only through `run`; nothing moves when the MMU goes on.
     let (first, own_page, other_page) = unsafe {
-        let tt = &mut *addr_of_mut!(TT);
-        map_identity(tt);
-        let slot = addr_of_mut!(tt.0[(VA >> 20) as usize]);
-        write_volatile(slot, FRAMES[0] | SECTION_RAM);
-        mmu_on(addr_of!(TT));
+        let slot = mmu_on_with_section(addr_of_mut!(TT), VA, FRAMES[0]);
         run();
         let first = run();
-        remap(slot, FRAMES[1], VA + CODE_OFF);
+        remap_section(slot, FRAMES[1], VA + CODE_OFF);
         let own_page = run();
-        remap(slot, FRAMES[2], VA);
+        remap_section(slot, FRAMES[2], VA);
         // For qemu-system-arm (see the module's comment): a new ASID and back.
         asm!(
             "mcr p15, 0, {two}, c13, c0, 1", // CONTEXTIDR: ASID 2

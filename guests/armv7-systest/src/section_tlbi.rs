@@ -6,10 +6,9 @@
 //! entry, so the other page's data must now come from frame 2 (the code too, but
 //! qemu-system-arm, the reference, keeps running the old code: see `test_section_tlbi`).
 
-use core::arch::asm;
-use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
+use core::ptr::{addr_of_mut, read_volatile, write_volatile};
 
-use crate::identity_map::{map_identity, mmu_off, mmu_on, L1, SECTION_RAM};
+use crate::identity_map::{mmu_off, mmu_on_with_section, put_code, remap_section, L1};
 
 static mut TT: L1 = L1([0; 4096]);
 
@@ -24,22 +23,12 @@ const CODE_OFF: u32 = 0x6000;
 /// Fills both frames (MMU off): a data word and `mov r0, #n; bx lr` each.
 fn fill_frames() {
     for (n, &f) in FRAMES.iter().enumerate() {
-        let data = (f + DATA_OFF) as *mut u32;
-        let code = (f + CODE_OFF) as *mut u32;
         // SAFETY: guest RAM this check owns (see FRAMES), written with the MMU off.
         unsafe {
-            write_volatile(data, 0x5ec0_0000 | n as u32);
-            write_volatile(code, 0xe3a0_0001 + n as u32); // mov r0, #n + 1
-            write_volatile(code.add(1), 0xe12f_ff1e); // bx lr
-            asm!(
-                "mcr p15, 0, {a}, c7, c11, 1", // DCCMVAU
-                "mcr p15, 0, {b}, c7, c11, 1",
-                "dsb",
-                "mcr p15, 0, {z}, c7, c5, 0", // ICIALLU
-                "dsb",
-                "isb",
-                a = in(reg) code, b = in(reg) code.add(1), z = in(reg) 0u32,
-                options(nostack),
+            write_volatile((f + DATA_OFF) as *mut u32, 0x5ec0_0000 | n as u32);
+            put_code(
+                (f + CODE_OFF) as *mut u32,
+                &[0xe3a0_0001 + n as u32, 0xe12f_ff1e], // mov r0, #n + 1; bx lr
             );
         }
     }
@@ -61,25 +50,12 @@ pub fn test_section_tlbi(check: fn(&str, bool)) {
     // SAFETY: the table maps all RAM and the UART by identity but for VA's section, which
     // this program uses only through `probe`; nothing moves when the MMU goes on.
     let (before, after) = unsafe {
-        let tt = &mut *addr_of_mut!(TT);
-        map_identity(tt);
-        let slot = addr_of_mut!(tt.0[(VA >> 20) as usize]);
-        write_volatile(slot, FRAMES[0] | SECTION_RAM);
-        mmu_on(addr_of!(TT));
+        let slot = mmu_on_with_section(addr_of_mut!(TT), VA, FRAMES[0]);
         // Twice: the second call runs translated code under the DBT.
         probe();
         let before = probe();
-        write_volatile(slot, FRAMES[1] | SECTION_RAM);
-        asm!(
-            "dsb",
-            "mcr p15, 0, {mva}, c8, c7, 1", // TLBIMVA: the section's first page, ASID 1
-            "mcr p15, 0, {z}, c7, c5, 6",   // BPIALL
-            "dsb",
-            "isb",
-            mva = in(reg) VA | 1,
-            z = in(reg) 0u32,
-            options(nostack),
-        );
+        // TLBIMVA of the section's first page.
+        remap_section(slot, FRAMES[1], VA);
         let after = probe();
         mmu_off();
         (before, after)

@@ -14,10 +14,9 @@
 use core::arch::{asm, global_asm};
 use core::ptr::{addr_of, addr_of_mut};
 
-use crate::identity_map::{map_identity, mmu_off, mmu_on, L1};
-
-#[repr(C, align(4096))]
-struct Page([u32; 1024]);
+use crate::identity_map::{
+    map_identity_with_pages, mmu_off, mmu_on, sctlr_m_off, sctlr_m_on, tlbiall_sync, Page, L1,
+};
 
 /// Space A's (ASID 1) and space B's (ASID 2) first-level and second-level tables, and
 /// their data pages.
@@ -42,100 +41,81 @@ const VA: u32 = 0x40e0_0000;
 /// Virtual pages read in each space.
 const PAGES: u32 = 64;
 
-/// Small page: normal write-back, not global, read/write at PL0 and PL1.
-const SMALL: u32 = 0xc3e;
-
 global_asm!(
     r#"
     .section .text.switch_data, "ax"
     .arm
     .balign 4
+    // The loops' shared parts. r3 = VA of page k, r4 = k, r7 = checksum; r8 and r9 hold
+    // what switches to space A and to space B.
+    .macro switch_data_enter to_b, to_a
+    push {{r4-r9, lr}}
+    mov r4, #0
+    mov r7, #0
+    mov r9, #\to_b
+    mov r8, #\to_a
+    .endm
+    // CONTEXTIDR (ASID), ISB, TTBR0, ISB, as Linux's cpu_v7_switch_mm.
+    .macro switch_data_space asid, ttbr0
+    mcr p15, 0, \asid, c13, c0, 1
+    isb
+    mcr p15, 0, \ttbr0, c2, c0, 0
+    isb
+    .endm
+    // Fold the word at r3 into the checksum (rotate left by one, add).
+    .macro switch_data_read
+    ldr r5, [r3]
+    add r7, r5, r7, ror #31
+    .endm
+    // Next page (word k + 1 of page k + 1) until k = r0; return the checksum.
+    .macro switch_data_next_or_return
+    add r3, r3, #4096
+    add r3, r3, #4
+    add r4, r4, #1
+    cmp r4, r0
+    bne 1b
+    mov r0, r7
+    pop {{r4-r9, pc}}
+    .endm
+
     // r0 = pages (> 0), r1 = TTBR0 of space A, r2 = TTBR0 of space B, r3 = VA: for k =
     // 0 to r0 - 1, in space B then in space A, fold the word at VA + k * 4100 (word k of
     // page k) into the checksum (rotate left by one, add); returns it in space A.
     .global switch_data_loop
 switch_data_loop:
-    push {{r4-r9, lr}}
-    mov r4, #0
-    mov r7, #0
-    mov r9, #2
-    mov r8, #1
-1:  mcr p15, 0, r9, c13, c0, 1
-    isb
-    mcr p15, 0, r2, c2, c0, 0
-    isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
-    mcr p15, 0, r8, c13, c0, 1
-    isb
-    mcr p15, 0, r1, c2, c0, 0
-    isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
-    add r3, r3, #4096
-    add r3, r3, #4
-    add r4, r4, #1
-    cmp r4, r0
-    bne 1b
-    mov r0, r7
-    pop {{r4-r9, pc}}
+    switch_data_enter 2, 1
+1:  switch_data_space r9, r2
+    switch_data_read
+    switch_data_space r8, r1
+    switch_data_read
+    switch_data_next_or_return
 
     // The same, with a TLBIASID of ASID 2 after each read in space A (the runtime drops
     // space B's shadow then: the next switch to B must not load it).
     .global switch_data_loop_tlbi
 switch_data_loop_tlbi:
-    push {{r4-r9, lr}}
-    mov r4, #0
-    mov r7, #0
-    mov r9, #2
-    mov r8, #1
-1:  mcr p15, 0, r9, c13, c0, 1
-    isb
-    mcr p15, 0, r2, c2, c0, 0
-    isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
-    mcr p15, 0, r8, c13, c0, 1
-    isb
-    mcr p15, 0, r1, c2, c0, 0
-    isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
+    switch_data_enter 2, 1
+1:  switch_data_space r9, r2
+    switch_data_read
+    switch_data_space r8, r1
+    switch_data_read
     mcr p15, 0, r9, c8, c7, 2
     dsb
     isb
-    add r3, r3, #4096
-    add r3, r3, #4
-    add r4, r4, #1
-    cmp r4, r0
-    bne 1b
-    mov r0, r7
-    pop {{r4-r9, pc}}
+    switch_data_next_or_return
 
     // The same with LPAE: r1 = TTBR0 (low word) of space A, r2 = of space B; the high
     // words carry the ASID (A: 1, B: 2) in bits 23:16.
     .global switch_data_loop_lpae
 switch_data_loop_lpae:
-    push {{r4-r9, lr}}
-    mov r4, #0
-    mov r7, #0
-    mov r9, #0x20000
-    mov r8, #0x10000
+    switch_data_enter 0x20000, 0x10000
 1:  mcrr p15, 0, r2, r9, c2
     isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
+    switch_data_read
     mcrr p15, 0, r1, r8, c2
     isb
-    ldr r5, [r3]
-    add r7, r5, r7, ror #31
-    add r3, r3, #4096
-    add r3, r3, #4
-    add r4, r4, #1
-    cmp r4, r0
-    bne 1b
-    mov r0, r7
-    pop {{r4-r9, pc}}
+    switch_data_read
+    switch_data_next_or_return
     .text
 "#
 );
@@ -181,15 +161,10 @@ fn build() {
                 true,
             ),
         ] {
-            map_identity(tt);
             for (k, w) in data.0.iter_mut().enumerate() {
                 *w = word(b, k as u32);
             }
-            pt.0.iter_mut().for_each(|e| *e = 0);
-            for k in 0..PAGES as usize {
-                pt.0[k] = data as *const Page as u32 | SMALL;
-            }
-            tt.0[(VA >> 20) as usize] = pt as *const Page as u32 | 1;
+            map_identity_with_pages(tt, pt, VA, PAGES as usize, data as *const Page as u32);
         }
     }
 }
@@ -249,18 +224,13 @@ fn run_lpae() -> u32 {
     unsafe {
         asm!(
             "mcr p15, 0, {mair0}, c10, c2, 0",
-            "mcr p15, 0, {zero}, c10, c2, 1",
+            "mcr p15, 0, {z}, c10, c2, 1",
             "mcrr p15, 0, {lo}, {hi}, c2",   // TTBR0: space A, ASID 1
             "mcr p15, 0, {eae}, c2, c0, 2",  // TTBCR: LPAE, TTBR0 only, ASID in TTBR0
-            "mcr p15, 0, {zero}, c8, c7, 0", // TLBIALL
-            "dsb",
-            "isb",
-            "mrc p15, 0, {t}, c1, c0, 0",
-            "orr {t}, {t}, #1",
-            "mcr p15, 0, {t}, c1, c0, 0",    // SCTLR.M
-            "isb",
+            tlbiall_sync!(),
+            sctlr_m_on!(),
             mair0 = in(reg) 0x0044_04ffu32,
-            zero = in(reg) 0u32,
+            z = in(reg) 0u32,
             lo = in(reg) la,
             hi = in(reg) 0x1_0000u32,
             eae = in(reg) 0x8000_0000u32,
@@ -269,15 +239,10 @@ fn run_lpae() -> u32 {
         );
         let sum = switch_data_loop_lpae(PAGES, la, lb, VA);
         asm!(
-            "mrc p15, 0, {t}, c1, c0, 0",
-            "bic {t}, {t}, #1",
-            "mcr p15, 0, {t}, c1, c0, 0",    // SCTLR.M = 0
-            "isb",
+            sctlr_m_off!(),
             "mcr p15, 0, {z}, c2, c0, 2",    // TTBCR: short descriptors
             "mcrr p15, 0, {z}, {z}, c2",     // TTBR0 (and its ASID) 0
-            "mcr p15, 0, {z}, c8, c7, 0",    // TLBIALL
-            "dsb",
-            "isb",
+            tlbiall_sync!(),
             z = in(reg) 0u32,
             t = out(reg) _,
             options(nostack),

@@ -11,13 +11,10 @@
 //! space, and the return must come back through the right space's tables. A Thumb-2 copy
 //! of the loop (the `MCR`s and `BL` in T32) runs the same check.
 
-use core::arch::{asm, global_asm};
-use core::ptr::{addr_of, addr_of_mut, write_volatile};
+use core::arch::global_asm;
+use core::ptr::{addr_of, addr_of_mut};
 
-use crate::identity_map::{map_identity, mmu_off, mmu_on, L1};
-
-#[repr(C, align(4096))]
-struct Page([u32; 1024]);
+use crate::identity_map::{map_identity_with_pages, mmu_off, mmu_on, put_code, Page, L1};
 
 /// Space A's (ASID 1) and space B's (ASID 2) first-level and second-level tables, and
 /// their code pages.
@@ -32,9 +29,6 @@ static mut CODE_B: Page = Page([0; 1024]);
 /// direct T32 `BLX` of this program, 16 MiB; nothing else of its 1 MiB is mapped while
 /// the check runs).
 const VA: u32 = 0x40c0_0000;
-
-/// Small page: normal write-back, not global, read/write at PL0 and PL1.
-const SMALL: u32 = 0xc3e;
 
 /// Loop iterations per instruction set (enough for every block to be translated and
 /// its exits linked).
@@ -120,33 +114,6 @@ fn expected(iterations: u32) -> u32 {
     })
 }
 
-/// Writes `words` to the code page at `at` and makes them visible to instruction fetch.
-///
-/// # Safety
-///
-/// `at` is one of this module's code pages, not executing.
-unsafe fn put_code(at: *mut u32, words: &[u32]) {
-    for (k, &w) in words.iter().enumerate() {
-        // SAFETY: within the caller's page.
-        unsafe {
-            write_volatile(at.add(k), w);
-            asm!("mcr p15, 0, {a}, c7, c11, 1", a = in(reg) at.add(k), options(nostack));
-            // DCCMVAU
-        }
-    }
-    // SAFETY: barriers and ICIALLU.
-    unsafe {
-        asm!(
-            "dsb",
-            "mcr p15, 0, {z}, c7, c5, 0", // ICIALLU
-            "dsb",
-            "isb",
-            z = in(reg) 0u32,
-            options(nostack)
-        )
-    };
-}
-
 /// Builds both spaces (MMU off).
 fn build() {
     // SAFETY: the module's own statics, used only by this check on this CPU.
@@ -163,10 +130,7 @@ fn build() {
                 addr_of!(CODE_B) as u32,
             ),
         ] {
-            map_identity(tt);
-            pt.0.iter_mut().for_each(|e| *e = 0);
-            pt.0[0] = code | SMALL;
-            tt.0[(VA >> 20) as usize] = pt as *const Page as u32 | 1;
+            map_identity_with_pages(tt, pt, VA, 1, code);
         }
         // ASID 1: add r0, r1, #0xa1; bx lr
         put_code(
