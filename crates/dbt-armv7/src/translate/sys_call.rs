@@ -272,6 +272,13 @@ fn set_thumb(cpu: &mut Cpu, thumb: bool) {
     }
 }
 
+/// Whether a 4-byte coprocessor write (`len`; `thumb` and `it` as the block runs it) may
+/// be done here rather than by the interpreter: at PL1 (at PL0 it is UNDEFINED), outside
+/// an IT block, with per-class counting off.
+fn plain_pl1_write(cpu: &Cpu, len: u32, thumb: bool, it: u8) -> bool {
+    cpu.mode != Mode::Usr && cpu.class_hits.is_none() && len == 4 && !(thumb && it != 0)
+}
+
 /// An address-space switch (`MCR` to `TTBR0`, `TTBR1`, `DACR` or `CONTEXTIDR`, or `MCRR`
 /// to `TTBR0`/`TTBR1`, at PL1, with the guest registers `r`; `thumb` and `it` as the
 /// block runs it) without the decoder and the interpreter (some 500 host instructions
@@ -298,10 +305,7 @@ fn translation_write(
     if !(wide || is_translation_write(raw))
         || rt >= 13
         || (wide && rt2 >= 13)
-        || cpu.mode == Mode::Usr
-        || cpu.class_hits.is_some()
-        || len != 4
-        || (thumb && it != 0)
+        || !plain_pl1_write(cpu, len, thumb, it)
     {
         return None;
     }
@@ -368,10 +372,7 @@ fn tlb_maintenance_write(
     let rt = ((raw >> 12) & 15) as usize;
     if raw & TLB_MAINTENANCE_MASK != TLB_MAINTENANCE
         || rt >= 13
-        || cpu.mode == Mode::Usr
-        || cpu.class_hits.is_some()
-        || len != 4
-        || (thumb && it != 0)
+        || !plain_pl1_write(cpu, len, thumb, it)
     {
         return None;
     }
