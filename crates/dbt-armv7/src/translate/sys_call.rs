@@ -309,34 +309,42 @@ fn translation_write(
     {
         return None;
     }
-    let mut claimed = false;
     if wide {
         let opc1 = ((raw >> 4) & 15) as u8;
         let value = (r[rt2] as u64) << 32 | r[rt] as u64;
-        if let Some(h) = cpu.coproc_host.as_mut() {
-            claimed = h.write64(15, opc1, 2, value);
-        }
+        let claimed = cpu
+            .coproc_host
+            .as_mut()
+            .is_some_and(|h| h.write64(15, opc1, 2, value));
         if !claimed {
             cpu.cp15.write64(opc1, 2, value)?;
+            // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
+            cpu.tlb.flush();
         }
     } else {
         let (crn, opc2) = (((raw >> 16) & 15) as u8, ((raw >> 5) & 7) as u8);
-        let value = r[rt];
-        if let Some(h) = cpu.coproc_host.as_mut() {
-            if h.undefined(15, 0, crn, 0, opc2) {
-                return None;
-            }
-            claimed = h.write(15, 0, crn, 0, opc2, value);
-        }
-        if !claimed {
-            cpu.cp15.write(0, crn, 0, opc2, value)?;
-        }
-    }
-    if !claimed {
-        // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
-        cpu.tlb.flush();
+        mcr_as_step(cpu, crn, 0, opc2, r[rt])?;
     }
     Some(wide || raw & 0xffff_0fff != DACR_WRITE)
+}
+
+/// `MCR p15, 0, value, crn, crm, opc2` as `Cpu::step` performs it: the
+/// [`CoprocHost`](crate::cpu::CoprocHost) first (`None` if it makes the encoding
+/// UNDEFINED), else `Cp15::write` (`None` if that refuses it) and the interpreter's TLB
+/// flush that `Cp15Effect::FlushTlb` asks for. Returns whether the host claimed the write.
+fn mcr_as_step(cpu: &mut Cpu, crn: u8, crm: u8, opc2: u8, value: u32) -> Option<bool> {
+    if let Some(h) = cpu.coproc_host.as_mut() {
+        if h.undefined(15, 0, crn, crm, opc2) {
+            return None;
+        }
+        if h.write(15, 0, crn, crm, opc2, value) {
+            return Some(true);
+        }
+    }
+    cpu.cp15.write(0, crn, crm, opc2, value)?;
+    // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
+    cpu.tlb.flush();
+    Some(false)
 }
 
 /// `MCR p15, 0, Rt, c8, CRm, opc2` with `Rt`, `CRm` and `opc2` masked out by
@@ -377,19 +385,8 @@ fn tlb_maintenance_write(
         return None;
     }
     let (crm, opc2) = ((raw & 15) as u8, ((raw >> 5) & 7) as u8);
-    let value = r[rt];
-    if let Some(h) = cpu.coproc_host.as_mut() {
-        if h.undefined(15, 0, 8, crm, opc2) {
-            return None;
-        }
-        if h.write(15, 0, 8, crm, opc2, value) {
-            return Some(false);
-        }
-    }
-    cpu.cp15.write(0, 8, crm, opc2, value)?;
-    // Cp15Effect::FlushTlb, as `Cpu::apply` does it.
-    cpu.tlb.flush();
-    Some(true)
+    let claimed = mcr_as_step(cpu, 8, crm, opc2, r[rt])?;
+    Some(!claimed)
 }
 
 /// The registers that shape the guest's stage 1 besides `SCTLR`: a change leaves the
