@@ -898,6 +898,10 @@ pub fn protect(page: u32, on: bool) {
 /// From the EL1 vector: fills the current shadow for translated code's access to `far`
 /// (`write`: a store) that took a translation, access-flag or permission fault. True: the
 /// access can be retried.
+///
+/// Never inlined: the walk's locals would otherwise grow `dbt_rt_exception`'s frame (and
+/// the callee-saved registers it saves) on every exception, not only on shadow misses.
+#[inline(never)]
 pub fn fill(far: u64, write: bool) -> bool {
     let v = me();
     with_vcpu(v, |s| {
