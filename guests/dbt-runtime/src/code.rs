@@ -95,6 +95,10 @@ impl CodeMemory for Code {
         crate::mmu::shadow::maintenance(op);
     }
 
+    fn in_code_tlb_maintenance(&self) -> Option<fn(TlbMaintenance) -> bool> {
+        Some(crate::mmu::shadow::maintenance_in_code)
+    }
+
     fn remote_tlb_maintenance(&mut self) -> Option<TlbMaintenance> {
         if self.remote.is_empty() {
             crate::smp::take_tlb(&mut self.remote);

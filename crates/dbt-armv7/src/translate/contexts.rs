@@ -10,7 +10,7 @@ pub mod switch_cache;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::engine::{SPACE_ASID, SPACE_FLAT};
+use super::engine::{InBlockTlb, SPACE_ASID, SPACE_FLAT};
 use super::frontend::Key;
 use super::host::GuestMmu;
 use super::state::{GuestState, IBTC_ENTRIES, NO_ENTRY, RAS_ENTRIES};
@@ -235,6 +235,8 @@ pub struct InBlockSwitch<'a> {
     pub mirrors: bool,
     /// Switches performed (the engine's `Stats::switches_in_block`).
     pub switches: &'a mut u64,
+    /// The guest's TLB maintenance inside the block.
+    pub tlb: InBlockTlb<'a>,
 }
 
 impl InBlockSwitch<'_> {
@@ -297,6 +299,10 @@ impl SpaceSwitch for InBlockSwitch<'_> {
         self.remember(state);
         *self.switches += 1;
         true
+    }
+
+    fn tlb_maintenance(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
+        self.tlb.apply(cpu, state)
     }
 
     fn privilege(&mut self, cpu: &Cpu, fp: bool, state: &mut GuestState) -> bool {

@@ -24,6 +24,9 @@ use crate::cpu::{psr, Cpu, Exit, Mode};
 use crate::decode::{Insn, Op};
 use crate::mmu::{self, Access, TlbMaintenance};
 
+mod tlb_in_block;
+pub use tlb_in_block::InBlockTlb;
+
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
 /// `SCTLR.A`: alignment checks on every access.
@@ -752,6 +755,15 @@ impl<G: CodeGen> Dbt<G> {
                 loaded,
                 mirrors,
                 switches: &mut self.stats.switches_in_block,
+                tlb: InBlockTlb::new(
+                    &self.blocks,
+                    &self.by_page,
+                    &self.block_maps,
+                    self.block_map_sizes,
+                    &mut self.fetch_aborts,
+                    &mut self.stats.tlb_maintenance,
+                    &*mem,
+                ),
             };
             // Instructions that translated code hands to the system model find the CPU
             // and the bus through `link_site` while it runs (see `sys_call`).
@@ -986,10 +998,12 @@ impl<G: CodeGen> Dbt<G> {
             TlbMaintenance::Asid(a) => {
                 self.drop_blocks(mem, |b, _| b.key.asid == SPACE_ASID | a as u16)
             }
-            TlbMaintenance::Page { va, asid } => self.drop_in_mapping(mem, va, |b| {
-                b.key.asid == SPACE_ASID | asid as u16 || b.key.asid == SPACE_GLOBAL
-            }),
-            TlbMaintenance::PageAllAsids(va) => self.drop_in_mapping(mem, va, |_| true),
+            TlbMaintenance::Page { va, asid } => {
+                self.drop_in_mapping(mem, va, |b| tlb_in_block::drops(b, Some(asid)))
+            }
+            TlbMaintenance::PageAllAsids(va) => {
+                self.drop_in_mapping(mem, va, |b| tlb_in_block::drops(b, None))
+            }
         }
     }
 

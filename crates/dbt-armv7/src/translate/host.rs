@@ -186,6 +186,18 @@ pub trait CodeMemory {
         let _ = op;
     }
 
+    /// A routine that applies the guest's TLB maintenance `op` as
+    /// [`CodeMemory::guest_tlb_maintenance`] does, called from inside translated code
+    /// (a plain function: the code memory itself is borrowed while translated code runs)
+    /// when the operation names no translated code. It returns whether translated code
+    /// may go on (false: the engine must dispatch first, e.g. to take other vCPUs'
+    /// broadcast maintenance; the operation is applied either way). Asked only if
+    /// [`CodeMemory::mirrors_guest_mmu`]; by default there is none (translated code
+    /// leaves at every operation).
+    fn in_code_tlb_maintenance(&self) -> Option<fn(TlbMaintenance) -> bool> {
+        None
+    }
+
     /// TLB maintenance that another vCPU of the guest broadcast (an Inner Shareable
     /// operation) and that this engine's translations must honour before it runs more
     /// guest code: polled before every dispatch, until `None` (only if

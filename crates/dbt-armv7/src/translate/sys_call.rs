@@ -7,7 +7,7 @@
 //! either reloads the registers and goes on with the block, or leaves with
 //! [`EXIT_CALL`] when the instruction changed what the block was translated for (the
 //! mode, the instruction set, interrupt masks, `SCTLR`, `CPACR`, `VBAR`, the translation
-//! registers, TLB maintenance), took an exception, or
+//! registers, TLB maintenance that names translated code), took an exception, or
 //! ended the run (`WFI`, `HVC`...). The instruction itself runs in the interpreter
 //! (`Cpu::step`), so its effect is the interpreter's, exactly.
 
@@ -48,7 +48,7 @@ pub struct CallCtx<'a> {
 
 /// What [`step_from_code`] asks of the engine when the guest wrote `TTBR0`, `TTBR1` or
 /// `CONTEXTIDR` at PL1 in a block that runs under every address space
-/// ([`IT_LEN_ANY_SPACE`]).
+/// ([`IT_LEN_ANY_SPACE`]), changed privilege, or performed TLB maintenance.
 pub trait SpaceSwitch {
     /// `cpu` holds the new translation registers: makes translated code go on in them
     /// (the host's mirror of the guest's stage 1 and `state`'s return stack and target
@@ -63,6 +63,13 @@ pub trait SpaceSwitch {
     /// false (translated code leaves, the dispatcher switches). `fp`: whether VFP is
     /// translated in the new privilege.
     fn privilege(&mut self, cpu: &Cpu, fp: bool, state: &mut GuestState) -> bool;
+
+    /// `cpu` just performed the guest's TLB maintenance (recorded in
+    /// `Cp15::tlb_maintenance`, the interpreter's TLB flushed): applies it and returns
+    /// true when the block may go on (it named no translated code: the engine's
+    /// `InBlockTlb`), or returns false, with the operation still recorded unless it was
+    /// applied, and translated code leaves for the dispatcher.
+    fn tlb_maintenance(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool;
 }
 
 /// Bit of [`step_from_code`]'s `it_len`: the instruction is T32/T16 (the block's
@@ -159,8 +166,18 @@ pub unsafe extern "C" fn step_from_code(
         return leave_after_write(st, ctx, pc, len, thumb);
     }
     match tlb_maintenance_write(cpu, &st.r, raw, len, thumb, it_len as u8) {
-        // The dispatcher applies it (shadow, translations, other vCPUs' TLBs).
-        Some(true) => leave_after_write(st, ctx, pc, len, thumb),
+        Some(true) => {
+            if let Some(space) = ctx.space {
+                // SAFETY: as for the address-space switch above.
+                if unsafe { (*space).tlb_maintenance(cpu, st) } {
+                    // Applied, nothing translated dropped: the block goes on (its exits
+                    // count the instruction).
+                    return 0;
+                }
+            }
+            // The dispatcher applies it (shadow, translations, other vCPUs' TLBs).
+            leave_after_write(st, ctx, pc, len, thumb)
+        }
         // The host claimed the write: the block goes on.
         Some(false) => 0,
         None => interpret_in_block(st, ctx, pc, it_len, raw),
@@ -362,10 +379,11 @@ const TLB_MAINTENANCE_MASK: u32 = 0xffff_0f10;
 /// userland): performs it as `Cpu::step` would, the [`CoprocHost`](crate::cpu::CoprocHost)
 /// first, then `Cp15::write` (which records the operation for the dispatcher in
 /// `Cp15::tlb_maintenance`) and the interpreter's TLB flush that `Cp15Effect::FlushTlb`
-/// asks for. Returns `Some(true)` when translated code must leave with [`EXIT_CALL`]
-/// (the dispatcher then applies the operation to the host's shadow, the translations
-/// and, for the Inner Shareable forms, the other vCPUs, as after the interpreter's run
-/// of it), `Some(false)` when the host claimed the write (the block goes on, as the
+/// asks for. Returns `Some(true)` when the operation is recorded: the engine applies it
+/// inside the block if it names no translated code ([`SpaceSwitch::tlb_maintenance`]),
+/// else translated code leaves with [`EXIT_CALL`] (the dispatcher then applies it to the
+/// host's shadow, the translations and, for the Inner Shareable forms, the other vCPUs,
+/// as after the interpreter's run of it), `Some(false)` when the host claimed the write (the block goes on, as the
 /// interpreter's run would let it), or `None` for anything else, which the interpreter
 /// runs: PL0 (UNDEFINED), a condition other than AL or an IT block, `Rt` = `SP`/`LR`/
 /// `PC`, a host that makes the encoding UNDEFINED, or per-class counting on.

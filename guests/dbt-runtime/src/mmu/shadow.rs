@@ -875,6 +875,16 @@ pub fn maintenance(op: TlbMaintenance) {
     }
 }
 
+/// [`maintenance`] from inside translated code (`CodeMemory::in_code_tlb_maintenance`):
+/// returns whether it may go on, i.e. no other vCPU's broadcast maintenance waits for this
+/// one's engine (while [`maintenance`] waited for the others this vCPU counted as not
+/// running guest code, so another vCPU's broadcast may have returned without waiting for
+/// it: its engine takes that mail at its next dispatch, before more guest code runs).
+pub fn maintenance_in_code(op: TlbMaintenance) -> bool {
+    maintenance(op);
+    !crate::smp::tlb_mail_waiting()
+}
+
 /// Write-protects guest physical page `page` (code was translated from it) in every shadow
 /// that maps it, and in those filled later, or makes it writable again.
 pub fn protect(page: u32, on: bool) {

@@ -1,0 +1,277 @@
+//! The guest's TLB maintenance by address applied from inside a translated block
+//! ([`SpaceSwitch::tlb_maintenance`](crate::translate::sys_call::SpaceSwitch::tlb_maintenance)),
+//! when it names no translated code: the host's mirror of the guest's stage 1 and the
+//! interpreter's TLB drop the page, the remembered abort verdicts are forgotten, and the
+//! block goes on, without the dispatcher's round trip (about 540 host instructions per
+//! operation; Linux issues about a million on its way to userland).
+//!
+//! Exactness: what the dispatcher does for such an operation (`Dbt::drop_translations_of`
+//! after `CodeMemory::guest_tlb_maintenance`) besides the host's part is dropping the
+//! blocks of the page that the operation names ([`drops`]) and those of a larger guest
+//! mapping holding the address (`Dbt::block_maps`), and forgetting the verdicts. When the
+//! page has no live block the operation names and no such mapping holds the address,
+//! nothing translated depends on a translation the operation removes (a block never
+//! crosses a page, and is in `Dbt::by_page` under its page from its translation on): the
+//! running block's code, its links, the return stacks and target caches all stay valid,
+//! so going on in the block is what leaving and re-entering at the next instruction
+//! would do. Otherwise translated code leaves as before and the dispatcher applies it
+//! all. `TLBIALL` and `TLBIASID` forms always leave.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+
+use alloc::vec::Vec;
+
+use super::{Block, SPACE_ASID, SPACE_GLOBAL};
+use crate::cpu::Cpu;
+use crate::mmu::TlbMaintenance;
+use crate::translate::fault_sites::FaultSites;
+use crate::translate::fetch_aborts::FetchAborts;
+use crate::translate::host::CodeMemory;
+use crate::translate::state::GuestState;
+
+/// Whether the TLB maintenance of one page by the guest drops block `b` of that page:
+/// one of ASID `asid` or of a global page, or any with `asid` = `None` (the all-ASIDs
+/// forms).
+pub(super) fn drops(b: &Block, asid: Option<u8>) -> bool {
+    match asid {
+        Some(a) => b.key.asid == SPACE_ASID | a as u16 || b.key.asid == SPACE_GLOBAL,
+        None => true,
+    }
+}
+
+/// The engine's side of TLB maintenance inside a block, for one entry into the code
+/// cache: what it reads of the translations, and what it forgets.
+pub struct InBlockTlb<'a> {
+    blocks: &'a [Block],
+    by_page: &'a BTreeMap<u32, Vec<u32>>,
+    block_maps: &'a BTreeSet<(u32, u8)>,
+    block_map_sizes: u32,
+    fetch_aborts: &'a mut FetchAborts,
+    /// The host's mirror's maintenance from inside translated code (`None` with a host
+    /// that mirrors the guest's stage 1 but has none: every operation leaves).
+    host: Option<fn(TlbMaintenance) -> bool>,
+    mirrors: bool,
+    /// The engine's count of TLB maintenance operations.
+    count: &'a mut u64,
+}
+
+impl<'a> InBlockTlb<'a> {
+    /// The [`InBlockTlb`] of the next entry into the code cache, from the engine's
+    /// fields it reads and forgets (`count`: its count of TLB maintenance operations);
+    /// `mem` tells the host's side.
+    pub(super) fn new(
+        blocks: &'a [Block],
+        by_page: &'a BTreeMap<u32, Vec<u32>>,
+        block_maps: &'a BTreeSet<(u32, u8)>,
+        block_map_sizes: u32,
+        fetch_aborts: &'a mut FetchAborts,
+        count: &'a mut u64,
+        mem: &dyn CodeMemory,
+    ) -> InBlockTlb<'a> {
+        let mirrors = mem.mirrors_guest_mmu();
+        InBlockTlb {
+            blocks,
+            by_page,
+            block_maps,
+            block_map_sizes,
+            fetch_aborts,
+            host: if mirrors {
+                mem.in_code_tlb_maintenance()
+            } else {
+                None
+            },
+            mirrors,
+            count,
+        }
+    }
+}
+
+impl InBlockTlb<'_> {
+    /// Whether `op` names translated code: a live block of its page that it drops, or a
+    /// guest mapping larger than a page holding its address that blocks were translated
+    /// from; always for the `TLBIALL` and `TLBIASID` forms.
+    pub fn names_translations(&self, op: TlbMaintenance) -> bool {
+        let (va, asid) = match op {
+            TlbMaintenance::Page { va, asid } => (va, Some(asid)),
+            TlbMaintenance::PageAllAsids(va) => (va, None),
+            TlbMaintenance::All | TlbMaintenance::Asid(_) => return true,
+        };
+        let in_page = self.by_page.get(&(va >> 12)).is_some_and(|ids| {
+            ids.iter().any(|&id| {
+                let b = &self.blocks[id as usize];
+                b.live && drops(b, asid)
+            })
+        });
+        if in_page {
+            return true;
+        }
+        let mut sizes = self.block_map_sizes;
+        while sizes != 0 {
+            let log2 = sizes.trailing_zeros() as u8;
+            sizes &= sizes - 1;
+            if self.block_maps.contains(&(va & !((1u32 << log2) - 1), log2)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `cpu` just recorded TLB maintenance (`Cp15::tlb_maintenance`, from translated code
+    /// through `step_from_code`): applies it here and returns true if it names no
+    /// translated code ([`InBlockTlb::names_translations`]) and the host's side let the
+    /// block go on (no other vCPU's maintenance waits for this one's engine); else false,
+    /// and translated code leaves for the dispatcher, which applies what is still
+    /// recorded.
+    pub fn apply(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
+        let Some(op) = cpu.cp15.tlb_maintenance else {
+            return false;
+        };
+        if self.names_translations(op) || (self.mirrors && self.host.is_none()) {
+            return false;
+        }
+        cpu.cp15.tlb_maintenance = None;
+        *self.count += 1;
+        self.fetch_aborts.clear();
+        if state.fault_sites != 0 {
+            // SAFETY: the engine's `FaultSites` (boxed, alive while it runs translated
+            // code), which only the host's fault handler uses besides the engine, and not
+            // during this call.
+            unsafe { (*(state.fault_sites as *mut FaultSites)).forget_verdicts() };
+        }
+        // The host's mirror (the interpreter's TLB was flushed by the write itself).
+        self.host.is_none_or(|host| host(op))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::translate::engine::SPACE_FLAT;
+    use crate::translate::frontend::Key;
+    use alloc::vec;
+
+    /// A block at `pc` of address space `asid` (a `Key::asid`).
+    fn block(pc: u32, asid: u16, live: bool) -> Block {
+        Block {
+            key: Key {
+                pc,
+                thumb: false,
+                privileged: true,
+                asid,
+                fp: false,
+            },
+            at: Some(0),
+            guest_insns: 1,
+            guest: (pc, pc + 4),
+            phys: pc >> 12,
+            domain: 0,
+            dacr_field: 1,
+            exits: Vec::new(),
+            pcs: vec![pc],
+            its: vec![0],
+            starts: vec![0],
+            incoming: Vec::new(),
+            live,
+            raws: vec![0xe320_f000],
+            epoch: 0,
+            size_log2: 12,
+            switches_space: false,
+        }
+    }
+
+    /// Block 0: ASID 5 at 0x1000; 1: global at 0x2000; 2: ASID 5 at 0x3000, dropped;
+    /// 3: ASID 6 at 0x4000, in a 1 MiB section at 0x0040_0000 recorded in `block_maps`
+    /// (its page 0x0040_4000).
+    fn engine() -> (Vec<Block>, BTreeMap<u32, Vec<u32>>, BTreeSet<(u32, u8)>) {
+        let blocks = vec![
+            block(0x1000, SPACE_ASID | 5, true),
+            block(0x2000, SPACE_GLOBAL, true),
+            block(0x3000, SPACE_ASID | 5, false),
+            block(0x0040_4000, SPACE_ASID | 6, true),
+        ];
+        let by_page = BTreeMap::from([
+            (0x1, vec![0]),
+            (0x2, vec![1]),
+            (0x3, vec![2]),
+            (0x404, vec![3]),
+        ]);
+        (blocks, by_page, BTreeSet::from([(0x0040_0000, 20)]))
+    }
+
+    fn tlb<'a>(
+        e: &'a (Vec<Block>, BTreeMap<u32, Vec<u32>>, BTreeSet<(u32, u8)>),
+        fa: &'a mut FetchAborts,
+        count: &'a mut u64,
+        host: Option<fn(TlbMaintenance) -> bool>,
+        mirrors: bool,
+    ) -> InBlockTlb<'a> {
+        InBlockTlb {
+            blocks: &e.0,
+            by_page: &e.1,
+            block_maps: &e.2,
+            block_map_sizes: 1 << 20,
+            fetch_aborts: fa,
+            host,
+            mirrors,
+            count,
+        }
+    }
+
+    #[test]
+    fn names_exactly_what_the_dispatcher_drops() {
+        let e = engine();
+        let (mut fa, mut n) = (FetchAborts::default(), 0);
+        let t = tlb(&e, &mut fa, &mut n, None, false);
+        let page = |va, asid| TlbMaintenance::Page { va, asid };
+        assert!(t.names_translations(page(0x1000, 5)), "its ASID's block");
+        assert!(t.names_translations(page(0x1ffc, 5)), "any address of the page");
+        assert!(!t.names_translations(page(0x1000, 4)), "another ASID's block stays");
+        assert!(t.names_translations(TlbMaintenance::PageAllAsids(0x1000)));
+        assert!(t.names_translations(page(0x2000, 9)), "a global block, any ASID");
+        assert!(!t.names_translations(page(0x3000, 5)), "a dropped block");
+        assert!(!t.names_translations(TlbMaintenance::PageAllAsids(0x5000)));
+        assert!(
+            t.names_translations(page(0x004f_f000, 7)),
+            "another page of a section blocks were translated from"
+        );
+        assert!(!t.names_translations(page(0x0050_0000, 6)), "past the section");
+        assert!(t.names_translations(TlbMaintenance::All));
+        assert!(t.names_translations(TlbMaintenance::Asid(200)));
+    }
+
+    fn recorded(op: TlbMaintenance) -> Cpu {
+        let mut cpu = Cpu::new();
+        cpu.cp15.tlb_maintenance = Some(op);
+        cpu
+    }
+
+    #[test]
+    fn applies_what_names_nothing_and_leaves_the_rest_recorded() {
+        let e = engine();
+        let (mut fa, mut n) = (FetchAborts::default(), 0);
+        let mut st = GuestState::default();
+        let op = TlbMaintenance::PageAllAsids(0x5000);
+        // Without a mirror (MMU-off code): nothing but the engine's side.
+        let mut cpu = recorded(op);
+        assert!(tlb(&e, &mut fa, &mut n, None, false).apply(&mut cpu, &mut st));
+        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 1));
+        // Names a block: left for the dispatcher.
+        let mut cpu = recorded(TlbMaintenance::PageAllAsids(0x1000));
+        assert!(!tlb(&e, &mut fa, &mut n, None, false).apply(&mut cpu, &mut st));
+        assert_eq!(
+            (cpu.cp15.tlb_maintenance, n),
+            (Some(TlbMaintenance::PageAllAsids(0x1000)), 1)
+        );
+        // A mirror without an in-code routine: left.
+        let mut cpu = recorded(op);
+        assert!(!tlb(&e, &mut fa, &mut n, None, true).apply(&mut cpu, &mut st));
+        assert_eq!((cpu.cp15.tlb_maintenance, n), (Some(op), 1));
+        // The mirror's routine says "dispatch first": applied, but left.
+        let mut cpu = recorded(op);
+        assert!(!tlb(&e, &mut fa, &mut n, Some(|_| false), true).apply(&mut cpu, &mut st));
+        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 2));
+        let mut cpu = recorded(op);
+        assert!(tlb(&e, &mut fa, &mut n, Some(|_| true), true).apply(&mut cpu, &mut st));
+        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 3));
+    }
+}
