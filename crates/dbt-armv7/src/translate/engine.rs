@@ -523,6 +523,8 @@ impl<G: CodeGen> Dbt<G> {
         budget: u64,
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
+        // Remembered Data Abort verdicts hold host addresses in the previous run's bus.
+        self.fault_sites.new_run();
         let mirrors = mem.mirrors_guest_mmu();
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
