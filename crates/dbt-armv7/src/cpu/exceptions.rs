@@ -108,7 +108,7 @@ impl Cpu {
         let sctlr = self.cp15.sctlr;
         let mut c = (cpsr & !(psr::M | psr::T | psr::J | psr::E)) | Mode::Abt as u32;
         c |= psr::I | psr::A;
-        c |= ((sctlr >> 30) & 1) * psr::T | ((sctlr >> 25) & 1) * psr::E;
+        c |= (((sctlr >> 30) & 1) * psr::T) | (((sctlr >> 25) & 1) * psr::E);
         self.cp15.dfsr = fsr;
         self.cp15.dfar = far;
         self.spsr[abt] = saved;

@@ -90,7 +90,9 @@ impl Default for Verdict {
 
 /// The table a host fault handler looks host addresses up in (its address is in
 /// [`GuestState::fault_sites`](super::state::GuestState::fault_sites) while translated
-/// code runs).
+/// code runs). `repr(C)` with `entries` first: the runtime's vector looks sites up in
+/// assembly.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct FaultSites {
     /// The sites, at `(host >> 2) % FAULT_SITES`.
@@ -358,7 +360,9 @@ mod tests {
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, true), dfsr);
         assert_eq!(cpu.tlb.lookup(VA), entry, "the walk's TLB entry");
         // A stale TLB entry that permits the write (the interpreter uses it).
-        cpu.tlb.insert(VA, RAM, crate::mmu::perm::PR | crate::mmu::perm::PW);
+        let rw = crate::mmu::perm::PR | crate::mmu::perm::PW;
+        cpu.tlb.insert(VA, RAM, rw);
+        // SAFETY: `ram` is the bus the verdict was learnt through.
         assert_eq!(unsafe { s.verdict(&mut cpu, VA, true) }, None);
     }
 

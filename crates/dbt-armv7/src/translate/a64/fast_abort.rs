@@ -99,7 +99,7 @@ pub unsafe fn deliver_guest_abort(
     // The interpreter's entry for the instruction (as after the engine's fault exit):
     // its banked SP and LR (not FIQ mode: `guest_abort`), flags, instruction set and PC.
     // r0-r12 stay in `x`.
-    let flags = (pstate as u32 & NZCV) | (site.pc & 1) * psr::T;
+    let flags = (pstate as u32 & NZCV) | ((site.pc & 1) * psr::T);
     let [sp, lr] = cpu.enter_data_abort(
         [x[13] as u32, x[14] as u32],
         flags,
@@ -196,7 +196,7 @@ mod tests {
             for variant in 0..64u32 {
                 let setup = || {
                     let mut cpu = Cpu::new();
-                    cpu.set_cpsr(mode as u32 | psr::F | (variant & 1) * psr::I);
+                    cpu.set_cpsr(mode as u32 | psr::F | ((variant & 1) * psr::I));
                     cpu.cp15.sctlr |= (variant >> 1 & 1) << 30 | (variant >> 2 & 1) << 25;
                     cpu.cp15.sctlr |= (variant >> 3 & 1) << 13;
                     cpu.cp15.vbar = 0x8000_0040;
@@ -211,7 +211,7 @@ mod tests {
                 let mut cpu = setup();
                 let thumb = variant >> 4 & 1;
                 let pc = 0x1000 + 4 * k as u32;
-                let flags = variant.wrapping_mul(0x1357_9bdf) & 0xf000_0000 | thumb * psr::T;
+                let flags = (variant.wrapping_mul(0x1357_9bdf) & 0xf000_0000) | (thumb * psr::T);
                 let (sp, lr) = (0xaa00 + k as u32, 0xbb00 + k as u32);
                 let mut want = setup();
                 want.r[13] = sp;

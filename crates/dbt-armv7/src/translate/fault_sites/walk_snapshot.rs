@@ -109,7 +109,10 @@ impl<'a> Recorder<'a> {
 
 impl Bus for Recorder<'_> {
     fn read(&mut self, pa: u64, size: u8) -> Result<u64, BusFault> {
-        let value = self.bus.read(pa, size).inspect_err(|_| self.complete = false)?;
+        let value = self
+            .bus
+            .read(pa, size)
+            .inspect_err(|_| self.complete = false)?;
         let host = self
             .bus
             .ram(pa)
