@@ -53,8 +53,17 @@ pub struct FaultSite {
     pub write: bool,
 }
 
-/// Entries of [`FaultSites`]' remembered verdicts (direct-mapped by guest page).
-const VERDICTS: usize = 16;
+/// Entries of [`FaultSites`]' remembered verdicts (direct-mapped by a hash of the guest
+/// page: [`verdict_slot`]).
+const VERDICTS: usize = 64;
+
+/// The verdict slot of guest address `va`: its page number folded onto 6 bits, so that
+/// the same pages of different sections (a guest's aborting regions are often
+/// section-aligned) do not share slots.
+fn verdict_slot(va: u32) -> usize {
+    let page = va >> 12;
+    (page ^ (page >> 6) ^ (page >> 12)) as usize % VERDICTS
+}
 
 /// A remembered Data Abort verdict of a PL1 access.
 #[derive(Clone, Copy, Debug)]
@@ -171,7 +180,7 @@ impl FaultSites {
     /// calls [`FaultSites::new_run`] at the start of every run).
     #[inline]
     pub unsafe fn verdict(&self, cpu: &mut Cpu, va: u32, write: bool) -> Option<u32> {
-        let v = &self.verdicts[(va >> 12) as usize % VERDICTS];
+        let v = &self.verdicts[verdict_slot(va)];
         if v.page != (va >> 12) + 1
             || v.generation != self.generation
             || v.write != write
@@ -227,7 +236,7 @@ impl FaultSites {
             let tlb = (fault.kind == FaultKind::Permission)
                 .then(|| cpu.tlb.lookup(va))
                 .flatten();
-            self.verdicts[(va >> 12) as usize % VERDICTS] = Verdict {
+            self.verdicts[verdict_slot(va)] = Verdict {
                 page: (va >> 12) + 1,
                 generation: self.generation,
                 write,
@@ -332,7 +341,7 @@ mod tests {
         put(&mut ram, l1_slot(VA), 4, L2 | 0b01);
         let dfsr = s.learn(&mut cpu, &mut ram, VA, true, false);
         assert_eq!(dfsr, Some(1 << 11 | 0x007), "page Translation fault, write");
-        assert_eq!(s.verdicts[(VA >> 12) as usize % VERDICTS].snapshot.len(), 2);
+        assert_eq!(s.verdicts[verdict_slot(VA)].snapshot.len(), 2);
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, true), dfsr);
         // The level-1 entry now names another (also invalid) table: walked again.
         put(&mut ram, l1_slot(VA), 4, L2_OTHER | 0b01);
