@@ -2,7 +2,7 @@
 //! unmapped or wrapped address, write-protected code page, alignment on device memory, an
 //! external abort the hypervisor injects for an access nothing backs) are first looked up
 //! in assembly (`dbt_rt_sync_el1`): at a load or store the engine has seen take the
-//! guest's Data Abort before, `dbt_rt_guest_abort` (`deliver_guest_abort`) takes the
+//! guest's Data Abort before, `dbt_rt_guest_abort` (`deliver_at_site`) takes the
 //! guest's abort if the guest's own translation refuses the access (a remembered verdict
 //! whose descriptors still hold, or a walk), with only the general-purpose registers kept,
 //! and translated code goes on in the guest's handler. The rest are shadow misses to fill,
@@ -15,7 +15,7 @@
 use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::translate::a64::STATE;
-use dbt_armv7::translate::a64::{deliver_guest_abort, redirect_fault};
+use dbt_armv7::translate::a64::{deliver_at_site, redirect_fault};
 use dbt_armv7::translate::fault_sites::{FaultSite, FaultSites, FAULT_SITES};
 use dbt_armv7::translate::state::GuestState;
 
@@ -161,10 +161,10 @@ core::arch::global_asm!(
     "b.eq 8f",
     "mrs x1, tpidr_el1",
     "and x1, x1, #{VCPU_MASK}",
-    "adrp x0, {bounds}",
-    "add x0, x0, :lo12:{bounds}",
-    "add x0, x0, x1, lsl #5",
-    "ldp x0, x1, [x0]",
+    "adrp x3, {bounds}",
+    "add x3, x3, :lo12:{bounds}",
+    "add x3, x3, x1, lsl #5",
+    "ldp x0, x1, [x3]",
     "mrs x2, elr_el1",
     "cmp x2, x0",
     "b.lo 8f",
@@ -192,6 +192,8 @@ core::arch::global_asm!(
     "stp x26, x27, [sp, #208]",
     "stp x28, x29, [sp, #224]",
     "str x30, [sp, #240]",
+    "mov x2, x0",
+    "ldr x3, [x3, #16]",
     "mov x0, sp",
     "mrs x1, spsr_el1",
     "bl dbt_rt_guest_abort",
@@ -286,25 +288,30 @@ const _: () = assert!(FAULT_SITES.is_power_of_two());
 const _: () = assert!(core::mem::size_of::<FaultSite>().is_power_of_two());
 const _: () = assert!(core::mem::offset_of!(FaultSite, host) == 0);
 
-/// The synchronous vector's call for a Data Abort of translated code at a recorded
-/// fault site (`f`: x0-x30 of the interrupted context; `pstate`: its `SPSR_EL1`): the
-/// guest's Data Abort taken here if the guest's translation refuses the access
-/// (`deliver_guest_abort`), returning where translated code goes on; 0 if not (the
-/// context unchanged).
+/// The synchronous vector's call for a Data Abort of translated code at recorded fault
+/// site `site` (`f`: x0-x30 of the interrupted context; `pstate`: its `SPSR_EL1`;
+/// `epilogue`: this vCPU's): the guest's Data Abort taken here if the guest's translation
+/// refuses the access (`deliver_at_site`), returning where translated code goes on; 0 if
+/// not (the context unchanged).
 #[no_mangle]
-extern "C" fn dbt_rt_guest_abort(f: &mut Frame, pstate: u64) -> u64 {
-    let (cache, epilogue) = code_bounds();
+extern "C" fn dbt_rt_guest_abort(
+    f: &mut Frame,
+    pstate: u64,
+    site: &FaultSite,
+    epilogue: u64,
+) -> u64 {
     let mut pc = ELR_EL1.get();
-    // SAFETY: the vector saw the fault in this vCPU's code cache (its translated code,
-    // whose engine is inside the cache with its CPU and bus idle); the bus's RAM is the
-    // runtime's fixed window onto guest RAM.
+    // SAFETY: the vector found the fault in this vCPU's code cache (its translated code,
+    // whose engine is inside the cache with its CPU and bus idle) at `site`, the entry of
+    // its address in the engine's FaultSites; the bus's RAM is the runtime's fixed window
+    // onto guest RAM.
     let delivered = unsafe {
-        deliver_guest_abort(
+        deliver_at_site(
             &mut f.x,
             &mut pc,
             pstate,
             FAR_EL1.get(),
-            cache,
+            site,
             epilogue,
             false,
         )

@@ -85,6 +85,7 @@ impl Cpu {
     /// `pc` + 8, mode Abort with `CPSR.I` and `CPSR.A` set, `CPSR.T` = `SCTLR.TE`, `CPSR.E` =
     /// `SCTLR.EE`, J and IT cleared, the PC at the vector, the exclusive monitor cleared.
     /// For a CPU outside FIQ mode (whose banked R8-R12 it does not swap) and IT blocks.
+    #[inline]
     pub(crate) fn enter_data_abort(
         &mut self,
         [sp, lr]: [u32; 2],
@@ -97,7 +98,9 @@ impl Cpu {
         debug_assert!(self.mode != Mode::Fiq && self.it == 0);
         let cpsr = (self.cpsr & !FLAGS) | (flags & FLAGS);
         let saved = cpsr & !psr::IT_MASK;
-        let (from, abt) = (self.mode.bank(), Mode::Abt.bank());
+        // `Mode::bank` by `CPSR.M[3:0]`, without its compare chain.
+        const BANK: [u8; 16] = [0, 1, 2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0];
+        let (from, abt) = (BANK[self.mode as usize & 15] as usize, Mode::Abt.bank());
         let new_sp = if from == abt {
             sp
         } else {

@@ -69,20 +69,50 @@ pub unsafe fn deliver_guest_abort(
     epilogue: u64,
     unbacked: bool,
 ) -> bool {
-    let offset = addr & 0xfff;
-    if !cache.contains(pc) || addr >> 32 != 0 || !(4..=0xffc).contains(&offset) {
+    if !cache.contains(pc) {
         return false;
     }
     // SAFETY: translated code keeps the dispatcher's GuestState in STATE (the contract).
-    let st = unsafe { &mut *(x[STATE as usize] as *mut GuestState) };
+    let st = unsafe { &*(x[STATE as usize] as *const GuestState) };
     if st.fault_sites == 0 {
         return false;
     }
     // SAFETY: the engine's table, alive while its translated code runs.
-    let sites = unsafe { &mut *(st.fault_sites as *mut FaultSites) };
+    let sites = unsafe { &*(st.fault_sites as *const FaultSites) };
     let Some(&site) = sites.get(*pc) else {
         return false;
     };
+    // SAFETY: the caller's contract; `site` is `pc`'s.
+    unsafe { deliver_at_site(x, pc, pstate, addr, &site, epilogue, unbacked) }
+}
+
+/// [`deliver_guest_abort`] for a caller that has found the site of `pc` (inside the code
+/// cache) in the engine's [`FaultSites`] itself (the runtime's vector, in assembly).
+///
+/// # Safety
+///
+/// As for [`deliver_guest_abort`]; `site` is the entry of `pc` in the [`FaultSites`] of
+/// the engine whose translated code `x` is.
+#[inline]
+pub unsafe fn deliver_at_site(
+    x: &mut [u64; 31],
+    pc: &mut u64,
+    pstate: u64,
+    addr: u64,
+    site: &FaultSite,
+    epilogue: u64,
+    unbacked: bool,
+) -> bool {
+    let offset = addr & 0xfff;
+    if addr >> 32 != 0 || !(4..=0xffc).contains(&offset) {
+        return false;
+    }
+    let site = *site;
+    // SAFETY: translated code keeps the dispatcher's GuestState in STATE (the contract).
+    let st = unsafe { &mut *(x[STATE as usize] as *mut GuestState) };
+    // SAFETY: the engine's table (non-null: `site` is in it), alive while its translated
+    // code runs.
+    let sites = unsafe { &mut *(st.fault_sites as *mut FaultSites) };
     let charged = site.index as i64 + 1;
     if (x[BUDGET as usize] as i64) < charged {
         return false;
@@ -91,7 +121,7 @@ pub unsafe fn deliver_guest_abort(
     // and its CPU and bus are not otherwise in use.
     let (cpu, bus) = unsafe {
         let ctx = &mut *(st.link_site as *mut CallCtx<'_>);
-        (&mut *ctx.cpu, &mut *ctx.bus)
+        (&mut *ctx.cpu, ctx.bus as *mut dyn Bus)
     };
     let Some(fsr) = guest_abort(cpu, bus, sites, addr as u32, &site, unbacked) else {
         return false;
@@ -138,7 +168,7 @@ pub unsafe fn deliver_guest_abort(
 /// `unbacked`: see [`deliver_guest_abort`].
 fn guest_abort(
     cpu: &mut Cpu,
-    bus: &mut dyn Bus,
+    bus: *mut dyn Bus,
     sites: &mut FaultSites,
     va: u32,
     site: &FaultSite,
@@ -156,17 +186,38 @@ fn guest_abort(
         return None;
     }
     // `Cpu::step` takes a pending unmasked interrupt before the instruction.
-    if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
-        cpu.sample_interrupt_lines();
-        if (cpu.irq_line && !cpu.flag(psr::I)) || (cpu.fiq_line && !cpu.flag(psr::F)) {
-            return None;
-        }
+    if (!cpu.flag(psr::I) || !cpu.flag(psr::F)) && interrupt_pending(cpu) {
+        return None;
     }
     // SAFETY: the run's bus is `bus`, through which the engine (new_run at each run)
     // had every verdict learnt.
     if let Some(dfsr) = unsafe { sites.verdict(cpu, va, write) } {
         return Some(dfsr);
     }
+    // SAFETY: the entry's bus, not otherwise in use (`deliver_guest_abort`'s contract).
+    learn(sites, cpu, unsafe { &mut *bus }, va, write, unbacked)
+}
+
+/// Whether an unmasked interrupt is pending now (`Cpu::step` would take it first); out
+/// of the verdict's path.
+#[cold]
+#[inline(never)]
+fn interrupt_pending(cpu: &mut Cpu) -> bool {
+    cpu.sample_interrupt_lines();
+    (cpu.irq_line && !cpu.flag(psr::I)) || (cpu.fiq_line && !cpu.flag(psr::F))
+}
+
+/// [`FaultSites::learn`], out of the remembered verdict's path.
+#[cold]
+#[inline(never)]
+fn learn(
+    sites: &mut FaultSites,
+    cpu: &mut Cpu,
+    bus: &mut dyn Bus,
+    va: u32,
+    write: bool,
+    unbacked: bool,
+) -> Option<u32> {
     sites.learn(cpu, bus, va, write, unbacked)
 }
 
