@@ -121,7 +121,7 @@ pub unsafe fn deliver_at_site(
     // and its CPU and bus are not otherwise in use.
     let (cpu, bus) = unsafe {
         let ctx = &mut *(st.link_site as *mut CallCtx<'_>);
-        (&mut *ctx.cpu, ctx.bus as *mut dyn Bus)
+        (&mut *ctx.cpu, ctx.bus)
     };
     let Some(fsr) = guest_abort(cpu, bus, sites, addr as u32, &site, unbacked) else {
         return false;
