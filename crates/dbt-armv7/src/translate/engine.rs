@@ -26,6 +26,7 @@ use crate::mmu::{self, Access, TlbMaintenance};
 
 mod tlb_in_block;
 pub use tlb_in_block::InBlockTlb;
+use tlb_in_block::Named;
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -177,6 +178,8 @@ pub struct Dbt<G: CodeGen> {
     block_maps: BTreeSet<(u32, u8)>,
     /// The sizes (bit `log2`) in `block_maps`.
     block_map_sizes: u32,
+    /// Which pages `by_page` and `block_maps` may name, looked at first.
+    named: Named,
     used: usize,
     state: GuestState,
     stats: Stats,
@@ -351,6 +354,7 @@ impl<G: CodeGen> Dbt<G> {
             by_page: BTreeMap::new(),
             block_maps: BTreeSet::new(),
             block_map_sizes: 0,
+            named: Named::new(),
             used: 0,
             state,
             stats: Stats::default(),
@@ -762,8 +766,8 @@ impl<G: CodeGen> Dbt<G> {
                     &self.by_page,
                     &self.block_maps,
                     self.block_map_sizes,
+                    &self.named,
                     &mut self.fetch_aborts,
-                    &mut self.stats.tlb_maintenance,
                     &*mem,
                 ),
             };
@@ -794,6 +798,7 @@ impl<G: CodeGen> Dbt<G> {
                 // is told the registers again at the next entry.
                 *space.host_mmu = None;
             }
+            self.stats.tlb_maintenance += space.tlb.applied;
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             if self.state.exit == EXIT_CALL {
@@ -1017,6 +1022,7 @@ impl<G: CodeGen> Dbt<G> {
         if b.key.asid != SPACE_FLAT && log2 > 12 && log2 < 32 {
             let base = b.key.pc & !((1u32 << log2) - 1);
             self.block_maps.insert((base, log2));
+            self.named.note_mapping(base, log2);
             self.block_map_sizes |= 1 << log2;
         }
     }
@@ -1038,6 +1044,9 @@ impl<G: CodeGen> Dbt<G> {
         which: impl Fn(&Block) -> bool,
     ) {
         self.drop_in_page(mem, va, &which);
+        if !self.named.mapping(va) {
+            return;
+        }
         let mut sizes = self.block_map_sizes;
         while sizes != 0 {
             let log2 = sizes.trailing_zeros() as u8;
@@ -1079,6 +1088,9 @@ impl<G: CodeGen> Dbt<G> {
     /// Drops the live blocks translated with the MMU on from guest virtual page `va` (its
     /// address) for which `which` holds, through [`Dbt::by_page`].
     fn drop_in_page(&mut self, mem: &mut dyn CodeMemory, va: u32, which: impl Fn(&Block) -> bool) {
+        if !self.named.page(va) {
+            return;
+        }
         let Some(mut ids) = self.by_page.remove(&(va >> 12)) else {
             return;
         };
@@ -1190,6 +1202,7 @@ impl<G: CodeGen> Dbt<G> {
         }
         if key.asid != SPACE_FLAT {
             self.by_page.entry(key.pc >> 12).or_default().push(id);
+            self.named.note_page(key.pc >> 12);
         }
         self.blocks.push(block);
         self.note_mapping(id);
@@ -1467,6 +1480,7 @@ impl<G: CodeGen> Dbt<G> {
         self.fault_sites.clear();
         self.by_page.clear();
         self.block_maps.clear();
+        self.named.clear();
         self.block_map_sizes = 0;
         if let Some((_, end)) = self.rt {
             self.used = end;
