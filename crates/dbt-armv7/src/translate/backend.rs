@@ -42,6 +42,10 @@ pub struct Runtime {
     pub budget_from: usize,
     /// See [`Runtime::budget_from`].
     pub budget_to: usize,
+    /// Where an indirect branch that missed the target cache goes, with the guest target
+    /// (instruction-set bit included) in the back end's target register: it raises a
+    /// remembered Prefetch Abort there, or leaves to the dispatcher.
+    pub indirect_miss: usize,
 }
 
 /// A code generator for some host.

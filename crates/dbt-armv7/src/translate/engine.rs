@@ -26,7 +26,6 @@ use crate::mmu::{self, Access, TlbMaintenance};
 
 mod tlb_in_block;
 pub use tlb_in_block::InBlockTlb;
-use tlb_in_block::Named;
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -105,6 +104,11 @@ pub struct Stats {
     /// ([`a64::deliver_guest_abort`](super::a64::deliver_guest_abort)), without the
     /// dispatcher and the interpreter (not counted in `faults`).
     pub aborts_delivered: u64,
+    /// Guest Prefetch Aborts that translated code raised itself from a remembered verdict
+    /// at an indirect branch's target-cache miss
+    /// ([`FetchAborts::raise_from_code`](super::fetch_aborts::FetchAborts::raise_from_code)),
+    /// without the dispatcher (counted in `executed_translated`).
+    pub fetch_aborts_in_code: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -165,8 +169,9 @@ pub struct Dbt<G: CodeGen> {
     /// Loads and stores that took a guest Data Abort, by host address, for the host's
     /// fault handler to deliver the next abort itself (boxed: `state` holds its address).
     fault_sites: alloc::boxed::Box<FaultSites>,
-    /// Guest pages whose fetch a valid entry refuses (Prefetch Aborts without a walk).
-    fetch_aborts: FetchAborts,
+    /// Guest pages whose fetch a valid entry refuses (Prefetch Aborts without a walk;
+    /// boxed: `state` holds its address for translated code's miss path).
+    fetch_aborts: alloc::boxed::Box<FetchAborts>,
     /// Blocks translated with the MMU on, by guest virtual page (address >> 12; a block
     /// never crosses a page): TLB maintenance by address drops a page's blocks without a
     /// pass over every block (Linux invalidates page by page, up to ~10^5 pages for one
@@ -178,8 +183,6 @@ pub struct Dbt<G: CodeGen> {
     block_maps: BTreeSet<(u32, u8)>,
     /// The sizes (bit `log2`) in `block_maps`.
     block_map_sizes: u32,
-    /// Which pages `by_page` and `block_maps` may name, looked at first.
-    named: Named,
     used: usize,
     state: GuestState,
     stats: Stats,
@@ -326,8 +329,10 @@ impl<G: CodeGen> Dbt<G> {
     /// An engine with an empty code cache.
     pub fn new(gen: G) -> Dbt<G> {
         let fault_sites = alloc::boxed::Box::<FaultSites>::default();
+        let fetch_aborts = alloc::boxed::Box::<FetchAborts>::default();
         let state = GuestState {
             fault_sites: &*fault_sites as *const FaultSites as u64,
+            fetch_aborts: &*fetch_aborts as *const FetchAborts as u64,
             ..GuestState::default()
         };
         Dbt {
@@ -350,11 +355,10 @@ impl<G: CodeGen> Dbt<G> {
             by_addr: BTreeMap::new(),
             last_fault_block: None,
             fault_sites,
-            fetch_aborts: FetchAborts::default(),
+            fetch_aborts,
             by_page: BTreeMap::new(),
             block_maps: BTreeSet::new(),
             block_map_sizes: 0,
-            named: Named::new(),
             used: 0,
             state,
             stats: Stats::default(),
@@ -401,6 +405,7 @@ impl<G: CodeGen> Dbt<G> {
     pub fn stats(&self) -> Stats {
         Stats {
             aborts_delivered: self.fault_sites.delivered,
+            fetch_aborts_in_code: self.fetch_aborts.delivered,
             ..self.stats
         }
     }
@@ -527,8 +532,6 @@ impl<G: CodeGen> Dbt<G> {
         budget: u64,
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
-        // Remembered Data Abort verdicts hold host addresses in the previous run's bus.
-        self.fault_sites.new_run();
         let mirrors = mem.mirrors_guest_mmu();
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
@@ -766,8 +769,8 @@ impl<G: CodeGen> Dbt<G> {
                     &self.by_page,
                     &self.block_maps,
                     self.block_map_sizes,
-                    &self.named,
                     &mut self.fetch_aborts,
+                    &mut self.stats.tlb_maintenance,
                     &*mem,
                 ),
             };
@@ -798,7 +801,6 @@ impl<G: CodeGen> Dbt<G> {
                 // is told the registers again at the next entry.
                 *space.host_mmu = None;
             }
-            self.stats.tlb_maintenance += space.tlb.applied;
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             if self.state.exit == EXIT_CALL {
@@ -1022,7 +1024,6 @@ impl<G: CodeGen> Dbt<G> {
         if b.key.asid != SPACE_FLAT && log2 > 12 && log2 < 32 {
             let base = b.key.pc & !((1u32 << log2) - 1);
             self.block_maps.insert((base, log2));
-            self.named.note_mapping(base, log2);
             self.block_map_sizes |= 1 << log2;
         }
     }
@@ -1044,9 +1045,6 @@ impl<G: CodeGen> Dbt<G> {
         which: impl Fn(&Block) -> bool,
     ) {
         self.drop_in_page(mem, va, &which);
-        if !self.named.mapping(va) {
-            return;
-        }
         let mut sizes = self.block_map_sizes;
         while sizes != 0 {
             let log2 = sizes.trailing_zeros() as u8;
@@ -1088,9 +1086,6 @@ impl<G: CodeGen> Dbt<G> {
     /// Drops the live blocks translated with the MMU on from guest virtual page `va` (its
     /// address) for which `which` holds, through [`Dbt::by_page`].
     fn drop_in_page(&mut self, mem: &mut dyn CodeMemory, va: u32, which: impl Fn(&Block) -> bool) {
-        if !self.named.page(va) {
-            return;
-        }
         let Some(mut ids) = self.by_page.remove(&(va >> 12)) else {
             return;
         };
@@ -1202,7 +1197,6 @@ impl<G: CodeGen> Dbt<G> {
         }
         if key.asid != SPACE_FLAT {
             self.by_page.entry(key.pc >> 12).or_default().push(id);
-            self.named.note_page(key.pc >> 12);
         }
         self.blocks.push(block);
         self.note_mapping(id);
@@ -1480,7 +1474,6 @@ impl<G: CodeGen> Dbt<G> {
         self.fault_sites.clear();
         self.by_page.clear();
         self.block_maps.clear();
-        self.named.clear();
         self.block_map_sizes = 0;
         if let Some((_, end)) = self.rt {
             self.used = end;

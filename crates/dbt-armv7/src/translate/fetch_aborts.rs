@@ -16,13 +16,30 @@
 //! generation, and an entry holds only in the generation it was learnt in (Linux issues
 //! about a million TLB operations on its way to userland under the DBT; clearing the
 //! entries at each one cost about 100 host instructions).
+//!
+//! Translated code raises the abort itself where it can ([`FetchAborts::raise_from_code`]):
+//! an indirect branch that misses the target cache goes through the runtime's miss path
+//! (`a64::fetch_abort_call`), which compares the target's page with its entry here and,
+//! if it matches, calls in; the abort is the interpreter's own entry, and translated code
+//! goes on at the vector's block through the target cache, without the dispatcher.
 
 use crate::bus::Bus;
 use crate::cpu::{Cpu, Mode};
 use crate::mmu::{Access, FaultKind};
+use crate::translate::state::GuestState;
 
-/// Entries (direct-mapped by guest page).
-const ENTRIES: usize = 16;
+/// Entries (direct-mapped by guest page: [`ENTRY_INDEX_BITS`] bits of the page number).
+const ENTRIES: usize = 1 << ENTRY_INDEX_BITS;
+/// log2 of [`ENTRIES`] (translated code indexes the table by page number bits
+/// `12..12 + ENTRY_INDEX_BITS`).
+pub(crate) const ENTRY_INDEX_BITS: u8 = 4;
+/// log2 of an entry's size in bytes (translated code's index scale).
+pub(crate) const ENTRY_SIZE_LOG2: u8 = 6;
+/// `SCTLR.EE`: exceptions set `CPSR.E` (big-endian data, which translated code does not
+/// run).
+const SCTLR_EE: u32 = 1 << 25;
+/// NZCV in the CPSR and in [`GuestState::nzcv`].
+const NZCV: u32 = 0xf000_0000;
 
 /// The generation of remembered verdicts (here and in
 /// [`FaultSites`](super::fault_sites::FaultSites)): a verdict holds only while the
@@ -86,6 +103,10 @@ impl Regime {
     }
 }
 
+/// One remembered verdict. Translated code reads `page` (at offset 0) from the table's
+/// `entries` (at offset 0 of [`FetchAborts`]), indexed by page bits scaled by
+/// [`ENTRY_SIZE_LOG2`].
+#[repr(C, align(64))]
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     /// Guest page number + 1 (0: free).
@@ -110,12 +131,21 @@ impl Default for Entry {
     }
 }
 
+const _: () = {
+    assert!(core::mem::size_of::<Entry>() == 1 << ENTRY_SIZE_LOG2);
+    assert!(core::mem::offset_of!(Entry, page) == 0);
+    assert!(core::mem::offset_of!(FetchAborts, entries) == 0);
+};
+
 /// The remembered verdicts.
+#[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub struct FetchAborts {
     entries: [Entry; ENTRIES],
     /// The current generation (entries of older ones do not hold).
     generation: Generation,
+    /// Prefetch Aborts that translated code raised itself ([`FetchAborts::raise_from_code`]).
+    pub delivered: u64,
 }
 
 impl FetchAborts {
@@ -158,6 +188,49 @@ impl FetchAborts {
                 ifsr: f.fsr(cpu.cp15.lpae(), false),
             };
         }
+    }
+
+    /// Translated code's indirect branch to the guest address `state.r[15]` (with the
+    /// instruction-set bit, as the branch writes it) missed the target cache, with the
+    /// guest's r0-r14 and NZCV in `state` and every other register in `cpu`: if the fetch
+    /// there has a remembered verdict in the current regime and privilege, takes the
+    /// Prefetch Abort exactly as [`Cpu::step`] would at the target (interrupts sampled
+    /// first, `IFSR`, `IFAR`, `LR_abt` = target + 4, `SPSR_abt`, `CPSR`; see
+    /// [`Cpu::take_fetch_abort`]) but leaves the instruction to translated code's budget
+    /// to count, writes the new r0-r14 back to `state` and the vector (with the
+    /// instruction-set bit) to `state.r[15]`, and returns true. Otherwise returns false
+    /// with `state` unchanged (the dispatcher takes over, as before).
+    ///
+    /// Declined: User mode (the abort changes the privilege, and with it the target
+    /// cache), per-class counting, `SCTLR.EE` (the vector runs big-endian: interpreted),
+    /// and whatever `take_fetch_abort` declines (a pending unmasked interrupt, an
+    /// exception reported to the host).
+    pub fn raise_from_code(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
+        if cpu.mode == Mode::Usr || cpu.class_hits.is_some() || cpu.cp15.sctlr & SCTLR_EE != 0 {
+            return false;
+        }
+        // The PC and instruction set the branch writes (interworking), as the
+        // dispatcher's `EXIT_BX` sets them.
+        let target = state.r[15];
+        let pc = if target & 1 != 0 {
+            target & !1
+        } else {
+            target & !3
+        };
+        let Some(ifsr) = self.verdict(cpu, pc) else {
+            return false;
+        };
+        cpu.r[..15].copy_from_slice(&state.r[..15]);
+        cpu.cpsr = (cpu.cpsr & !NZCV) | (state.nzcv & NZCV);
+        cpu.bx_write_pc(target);
+        cpu.r[15] = pc;
+        if !cpu.enter_fetch_abort(ifsr) {
+            return false;
+        }
+        state.r[..15].copy_from_slice(&cpu.r[..15]);
+        state.r[15] = cpu.r[15] | cpu.thumb() as u32;
+        self.delivered += 1;
+        true
     }
 
     /// Forgets every verdict (TLB maintenance): O(1), a new [`Generation`].
@@ -225,6 +298,9 @@ mod tests {
         assert_eq!(fa.verdict(&cpu, XN), Some(ifsr));
         fa.clear();
         assert_eq!(fa.verdict(&cpu, XN), None);
+        // Nor does translated code raise it.
+        let mut st = code_state(&mut cpu, XN);
+        assert!(!fa.raise_from_code(&mut cpu, &mut st));
     }
 
     #[test]
@@ -292,5 +368,170 @@ mod tests {
             assert!(!cpu.take_fetch_abort(ifsr));
             assert_eq!(cpu.icount, 0);
         }
+    }
+
+    /// A host whose interrupt inputs say the IRQ line is raised (as the in-VM runtime's
+    /// `ISR_EL1` would).
+    struct IrqRaised;
+
+    impl crate::cpu::CoprocHost for IrqRaised {
+        fn read(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8) -> Option<u32> {
+            None
+        }
+        fn write(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8, _: u32) -> bool {
+            false
+        }
+        fn read64(&mut self, _: u8, _: u8, _: u8) -> Option<u64> {
+            None
+        }
+        fn write64(&mut self, _: u8, _: u8, _: u8, _: u64) -> bool {
+            false
+        }
+        fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
+            Some((true, false))
+        }
+    }
+
+    /// Translated code's state at an indirect branch to `target` from `cpu`'s mode:
+    /// r0-r14 with distinct values, NZCV = 0b1010, the target in r15.
+    fn code_state(cpu: &mut Cpu, target: u32) -> GuestState {
+        let mut st = GuestState::default();
+        for n in 0..15 {
+            st.r[n] = 0x1111_0000 + n as u32;
+        }
+        st.r[15] = target;
+        st.nzcv = 0xa000_0000;
+        // The CPU's own copy is stale while translated code runs.
+        cpu.r[..15].fill(0xdead_beef);
+        cpu.cpsr &= !0xf000_0000;
+        st
+    }
+
+    #[test]
+    fn raise_from_code_is_the_interpreters_prefetch_abort_at_the_target() {
+        // A32 and Thumb targets, from Supervisor and from System mode (the IRQ unmasked:
+        // sampled, not pending), Thumb exception entry (SCTLR.TE) or not.
+        for (target, mode, te) in [
+            (XN + 0x40, Mode::Svc, false),
+            (XN + 0x43, Mode::Svc, false),
+            (XN + 0x7fe | 1, Mode::Sys, true),
+            (XN + 0x800, Mode::Sys, true),
+        ] {
+            let (mut cpu, mut ram) = machine();
+            cpu.cp15.sctlr |= (te as u32) << 30;
+            cpu.cp15.vbar = 0x8000;
+            cpu.set_cpsr(cpu.cpsr() & !psr::I & !psr::M | mode as u32);
+            cpu.set_coproc_host(alloc::boxed::Box::new(NoIrq));
+            let mut fa = FetchAborts::default();
+            fa.learn(&mut cpu, &mut ram, XN);
+            let mut st = code_state(&mut cpu, target);
+            // The interpreter at the same point: the branch wrote the PC (interworking).
+            let mut interp = Cpu::new();
+            interp.cp15 = cpu.cp15.clone();
+            interp.set_cpsr(cpu.cpsr() | st.nzcv);
+            interp.r[..15].copy_from_slice(&st.r[..15]);
+            interp.bx_write_pc(target);
+            interp.r[15] = interp.next_pc;
+            assert_eq!(interp.step(&mut ram), None);
+            assert_eq!(interp.mode, Mode::Abt, "{target:#x}");
+            let icount = cpu.icount;
+            assert!(fa.raise_from_code(&mut cpu, &mut st), "{target:#x}");
+            let mut want = interp.r;
+            want[15] |= interp.thumb() as u32;
+            assert_eq!(st.r, want, "{target:#x}: r0-r14 and the vector");
+            assert_eq!(st.r[14], (target & !1) + 4, "LR_abt");
+            assert_eq!(
+                (
+                    cpu.cpsr(),
+                    cpu.spsr(),
+                    cpu.cp15.ifsr,
+                    cpu.cp15.ifar,
+                    cpu.mode
+                ),
+                (
+                    interp.cpsr(),
+                    interp.spsr(),
+                    interp.cp15.ifsr,
+                    interp.cp15.ifar,
+                    interp.mode
+                ),
+                "{target:#x}"
+            );
+            // The budget register counts the instruction, not `icount`.
+            assert_eq!(cpu.icount, icount);
+            assert_eq!(fa.delivered, 1);
+        }
+    }
+
+    /// A host whose interrupt inputs are low.
+    struct NoIrq;
+
+    impl crate::cpu::CoprocHost for NoIrq {
+        fn read(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8) -> Option<u32> {
+            None
+        }
+        fn write(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8, _: u32) -> bool {
+            false
+        }
+        fn read64(&mut self, _: u8, _: u8, _: u8) -> Option<u64> {
+            None
+        }
+        fn write64(&mut self, _: u8, _: u8, _: u8, _: u64) -> bool {
+            false
+        }
+        fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
+            Some((false, false))
+        }
+    }
+
+    #[test]
+    fn raise_from_code_declines_what_the_dispatcher_must_do() {
+        let check = |what: &str, change: &dyn Fn(&mut Cpu), target: u32| {
+            let (mut cpu, mut ram) = machine();
+            let mut fa = FetchAborts::default();
+            fa.learn(&mut cpu, &mut ram, XN);
+            change(&mut cpu);
+            let mut st = code_state(&mut cpu, target);
+            let before = (st.r, st.nzcv);
+            let mode = cpu.mode;
+            assert!(!fa.raise_from_code(&mut cpu, &mut st), "{what}");
+            assert_eq!((st.r, st.nzcv), before, "{what}: state unchanged");
+            assert_eq!((cpu.mode, fa.delivered), (mode, 0), "{what}");
+        };
+        check("no verdict for the page", &|_| {}, XN + 0x1000);
+        check("an executable page", &|_| {}, 0x100);
+        check("another regime (DACR)", &|c| c.cp15.dacr = 3, XN);
+        check(
+            "another regime (CONTEXTIDR)",
+            &|c| c.cp15.contextidr = 5,
+            XN,
+        );
+        check(
+            "User mode",
+            &|c| c.set_cpsr(c.cpsr() & !psr::M | Mode::Usr as u32),
+            XN,
+        );
+        check("SCTLR.EE", &|c| c.cp15.sctlr |= 1 << 25, XN);
+        check(
+            "an unmasked IRQ the host raised since (sampled as step does)",
+            &|c| {
+                c.set_cpsr(c.cpsr() & !psr::I);
+                c.set_coproc_host(alloc::boxed::Box::new(IrqRaised));
+            },
+            XN,
+        );
+        check(
+            "an unmasked pending IRQ",
+            &|c| {
+                c.set_cpsr(c.cpsr() & !psr::I);
+                c.irq_line = true;
+            },
+            XN,
+        );
+        check(
+            "exceptions reported to the host",
+            &|c| c.set_exit_on_exception(true),
+            XN,
+        );
     }
 }

@@ -63,6 +63,10 @@ pub struct GuestState {
     /// Abort itself ([`a64::deliver_guest_abort`](super::a64::deliver_guest_abort)); 0:
     /// none.
     pub fault_sites: u64,
+    /// Host address of the engine's [`FetchAborts`](super::fetch_aborts::FetchAborts),
+    /// whose entries the target cache's miss path reads to raise a remembered Prefetch
+    /// Abort from translated code (`a64::fetch_abort_call`); 0: none.
+    pub fetch_aborts: u64,
     /// The [`switch key`](super::contexts::switch_cache::key) of the translation context
     /// whose return stack and target cache translated code holds (set with
     /// `ras_base`/`ibtc_base`, by the engine and by translated code's own switches).
@@ -96,6 +100,7 @@ impl Default for GuestState {
             daif: 0,
             mode_info: MODE_INFO,
             fault_sites: 0,
+            fetch_aborts: 0,
             cur_key: 0,
             switch_epoch: 0,
             switch_cache: [SwitchEntry::EMPTY; SWITCH_ENTRIES],
@@ -204,6 +209,8 @@ pub const OFF_DAIF: u32 = 452;
 /// Byte offset of [`GuestState::mode_info`].
 pub const OFF_MODE_INFO: u32 = 456;
 
+/// Byte offset of [`GuestState::fetch_aborts`].
+pub const OFF_FETCH_ABORTS: u32 = core::mem::offset_of!(GuestState, fetch_aborts) as u32;
 /// Byte offset of [`GuestState::cur_key`].
 pub const OFF_CUR_KEY: u32 = core::mem::offset_of!(GuestState, cur_key) as u32;
 /// Byte offset of [`GuestState::switch_epoch`].

@@ -14,8 +14,8 @@ use crate::decode::{Insn, Op, VfpKind};
 use crate::translate::backend::{CodeGen, ExitSite, HostBlock, Runtime};
 use crate::translate::frontend::{End, GuestBlock};
 use crate::translate::state::{
-    off_r, EXIT_BRANCH, EXIT_BX, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_DAIF,
-    OFF_EXIT, OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
+    off_r, EXIT_BRANCH, EXIT_FALLBACK, EXIT_SIDE, OFF_ADDR_HI, OFF_BUDGET, OFF_DAIF, OFF_EXIT,
+    OFF_IBTC_BASE, OFF_LINK_SITE, OFF_NZCV, OFF_RAS_BASE, OFF_RAS_TOP,
 };
 use crate::translate::sys_call::{self, step_from_code, EXIT_CALL};
 
@@ -181,9 +181,8 @@ fn exit_bx(a: &mut Asm, rt: &Runtime, src: u8, kind: Indirect) {
     if src != T_ADDR {
         a.put(enc::w_mov(T_ADDR, src));
     }
-    a.put(enc::x_movn(T_FLAGS, 0, 0)); // NO_LINK
-    a.put(enc::w_movz(T_OP2, EXIT_BX as u16, 0));
-    a.b_abs(rt.epilogue);
+    // A remembered Prefetch Abort there is taken, else the dispatcher takes over.
+    a.b_abs(rt.indirect_miss);
 }
 
 /// Updates [`Asm::aligned`] after `insn` (which started with `before` known): a
@@ -372,7 +371,12 @@ impl CodeGen for A64Gen {
         }
         a.put(enc::ls_uimm(Ls::Ldr, 14, STATE, off_r(14)));
         a.put(enc::br(T_ADDR));
+        // The target cache's miss path (inside the budget range, as a block is).
+        let indirect_miss = a.here();
+        let to_epilogue = a.label();
+        super::fetch_abort_call::emit_indirect_miss(&mut a, to_epilogue);
         // Epilogue: w16 = next PC, x15 = link site, w17 = reason.
+        a.bind(to_epilogue);
         let epilogue = a.here();
         // IRQ and FIQ masked again (if the prologue unmasked them) before the budget is
         // stored.
@@ -405,6 +409,7 @@ impl CodeGen for A64Gen {
                 epilogue,
                 budget_from,
                 budget_to,
+                indirect_miss,
             },
         )
     }
