@@ -34,6 +34,8 @@ mod switch_mmu;
 #[cfg(target_arch = "arm")]
 mod systest;
 #[cfg(target_arch = "arm")]
+mod tlbi_data;
+#[cfg(target_arch = "arm")]
 mod uart;
 #[cfg(target_arch = "arm")]
 mod user_syscall;

@@ -1202,6 +1202,7 @@ extern "C" fn main(_r0: u32, _r1: u32, dtb: u32) -> ! {
     crate::switch_mmu::test_switch(check);
     crate::switch_data::test_switch_data(check);
     crate::section_tlbi::test_section_tlbi(check);
+    crate::tlbi_data::test_tlbi_data(check);
     crate::section_code::test_section_code(check);
     crate::vfp_store_fill::test_vfp_store_fill(check);
     // SAFETY: single-core counter.

@@ -1,33 +1,61 @@
 //! EL1 exception vectors. Data aborts in translated code (a guest access that faults:
 //! unmapped or wrapped address, write-protected code page, alignment on device memory, an
-//! external abort the hypervisor injects for an access nothing backs) are first shadow
-//! misses to fill; a translation or permission fault that the guest's own tables give
-//! too is the guest's Data Abort, which `deliver_guest_abort` takes here at a load or
-//! store the engine has seen abort before (translated code goes on in the guest's
-//! handler); the rest go back to the engine through `redirect_fault`, which resumes at
-//! the epilogue with the exact guest state. Aborts of the bus probes (`bus.rs`) return a
-//! failure to their caller; an UNDEFINED system-register access made for the guest
-//! ([`guest_sysreg`]) becomes the guest's UNDEFINED. Anything else is a runtime bug: reported, and the VM ends.
+//! external abort the hypervisor injects for an access nothing backs) are first looked up
+//! in assembly (`dbt_rt_sync_el1`): at a load or store the engine has seen take the
+//! guest's Data Abort before, `dbt_rt_guest_abort` (`deliver_at_site`) takes the
+//! guest's abort if the guest's own translation refuses the access (a remembered verdict
+//! whose descriptors still hold, or a walk), with only the general-purpose registers kept,
+//! and translated code goes on in the guest's handler. The rest are shadow misses to fill,
+//! or go back to the engine through `redirect_fault`, which resumes at the epilogue with
+//! the exact guest state. Aborts of the bus probes (`bus.rs`) return a failure to their
+//! caller; an UNDEFINED system-register access made for the guest ([`guest_sysreg`])
+//! becomes the guest's UNDEFINED. Anything else is a runtime bug: reported, and the VM
+//! ends.
 
 use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use dbt_armv7::translate::a64::{deliver_guest_abort, redirect_fault};
+use dbt_armv7::translate::a64::STATE;
+use dbt_armv7::translate::a64::{deliver_at_site, redirect_fault};
+use dbt_armv7::translate::fault_sites::{FaultSite, FaultSites, FAULT_SITES};
+use dbt_armv7::translate::state::GuestState;
 
 use crate::frame_asm::{restore_gprs_elr_spsr, save_gprs_elr_spsr};
 use crate::smp::{me, MAX_VCPUS};
 
-/// Each vCPU's code cache `[lo, hi)` and its epilogue's address, set before translated
-/// code runs (indexed by `smp::me`).
-static CACHE_LO: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
-static CACHE_HI: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
-static EPILOGUE: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+/// A vCPU's code cache `[lo, hi)` and its epilogue's address (32 bytes: the synchronous
+/// vector reads `lo` and `hi` in assembly, at `CODE_BOUNDS + 32 * smp::me()`).
+#[repr(C, align(32))]
+struct CodeBounds {
+    lo: AtomicU64,
+    hi: AtomicU64,
+    epilogue: AtomicU64,
+}
+
+/// Each vCPU's code cache, set before translated code runs (indexed by `smp::me`).
+static CODE_BOUNDS: [CodeBounds; MAX_VCPUS] = [const {
+    CodeBounds {
+        lo: AtomicU64::new(0),
+        hi: AtomicU64::new(0),
+        epilogue: AtomicU64::new(0),
+    }
+}; MAX_VCPUS];
+
+const _: () = assert!(core::mem::size_of::<CodeBounds>() == 32);
+const _: () = assert!(MAX_VCPUS.is_power_of_two());
 
 /// Registers this vCPU's code cache `[lo, hi)` whose epilogue is at `epilogue`.
 pub fn set_code_cache(lo: u64, hi: u64, epilogue: u64) {
-    let me = me();
-    CACHE_LO[me].store(lo, Ordering::Relaxed);
-    CACHE_HI[me].store(hi, Ordering::Relaxed);
-    EPILOGUE[me].store(epilogue, Ordering::Relaxed);
+    let b = &CODE_BOUNDS[me()];
+    b.lo.store(lo, Ordering::Relaxed);
+    b.hi.store(hi, Ordering::Relaxed);
+    b.epilogue.store(epilogue, Ordering::Relaxed);
+}
+
+/// This vCPU's code cache and its epilogue.
+fn code_bounds() -> (core::ops::Range<u64>, u64) {
+    let b = &CODE_BOUNDS[me()];
+    let cache = b.lo.load(Ordering::Relaxed)..b.hi.load(Ordering::Relaxed);
+    (cache, b.epilogue.load(Ordering::Relaxed))
 }
 
 /// The interrupted context, as the vector code saves it.
@@ -103,11 +131,103 @@ core::arch::global_asm!(
     ".balign 0x800",
     ".global dbt_rt_vectors",
     "dbt_rt_vectors:",
-    vector_entries!(0 1 2 3 4),
+    vector_entries!(0 1 2 3),
+    // Synchronous, current EL with SP_ELx (translated code's faults).
+    ".balign 0x80",
+    "sub sp, sp, #272",
+    "stp x0, x1, [sp]",
+    "b dbt_rt_sync_el1",
     interrupt_entries!(5 6),
     vector_entries!(7 8 9 10 11 12 13 14 15),
+    // A Data Abort of translated code (translation, access flag or permission DFSC) at
+    // a load or store that took the guest's Data Abort before (its host address in the
+    // engine's FaultSites, found here in assembly) goes to dbt_rt_guest_abort with only
+    // the general-purpose registers kept: such a site is a single load or store of a
+    // general-purpose register (`FaultSites::record`), where translated code holds no
+    // value in a SIMD&FP temporary (v0-v7, v16-v31; guest D0-D7 are in the callee-saved
+    // d8-d15), and Rust code leaves FPSR/FPCR alone (no floating-point arithmetic). If it
+    // declines (the guest's translation permits the access: a shadow miss), the frame
+    // holds x0-x30 and the general path goes on from there. Anything else goes to the
+    // general path at once.
+    "dbt_rt_sync_el1:",
+    "stp x2, x3, [sp, #16]",
+    "mrs x0, esr_el1",
+    "ubfx x1, x0, #26, #6",
+    "cmp x1, #{EC_DABT_CUR}",
+    "b.ne 8f",
+    "tst x0, #0x30",
+    "b.ne 8f",
+    "tst x0, #0xc",
+    "b.eq 8f",
+    "mrs x1, tpidr_el1",
+    "and x1, x1, #{VCPU_MASK}",
+    "adrp x3, {bounds}",
+    "add x3, x3, :lo12:{bounds}",
+    "add x3, x3, x1, lsl #5",
+    "ldp x0, x1, [x3]",
+    "mrs x2, elr_el1",
+    "cmp x2, x0",
+    "b.lo 8f",
+    "cmp x2, x1",
+    "b.hs 8f",
+    // Translated code: its STATE register holds the GuestState.
+    "ldr x0, [x{STATE}, #{OFF_FAULT_SITES}]",
+    "cbz x0, 8f",
+    "ubfx x1, x2, #2, #{SITE_BITS}",
+    "add x0, x0, x1, lsl #{SITE_LOG2}",
+    "ldr x1, [x0]",
+    "cmp x1, x2",
+    "b.ne 8f",
+    "stp x4, x5, [sp, #32]",
+    "stp x6, x7, [sp, #48]",
+    "stp x8, x9, [sp, #64]",
+    "stp x10, x11, [sp, #80]",
+    "stp x12, x13, [sp, #96]",
+    "stp x14, x15, [sp, #112]",
+    "stp x16, x17, [sp, #128]",
+    "stp x18, x19, [sp, #144]",
+    "stp x20, x21, [sp, #160]",
+    "stp x22, x23, [sp, #176]",
+    "stp x24, x25, [sp, #192]",
+    "stp x26, x27, [sp, #208]",
+    "stp x28, x29, [sp, #224]",
+    "str x30, [sp, #240]",
+    "mov x2, x0",
+    "ldr x3, [x3, #16]",
+    "mov x0, sp",
+    "mrs x1, spsr_el1",
+    "bl dbt_rt_guest_abort",
+    "cbz x0, 7f",
+    "msr elr_el1, x0",
+    "ldp x2, x3, [sp, #16]",
+    "ldp x4, x5, [sp, #32]",
+    "ldp x6, x7, [sp, #48]",
+    "ldp x8, x9, [sp, #64]",
+    "ldp x10, x11, [sp, #80]",
+    "ldp x12, x13, [sp, #96]",
+    "ldp x14, x15, [sp, #112]",
+    "ldp x16, x17, [sp, #128]",
+    "ldr x18, [sp, #144]",
+    "ldr x27, [sp, #216]",
+    "ldr x30, [sp, #240]",
+    "ldp x0, x1, [sp]",
+    "add sp, sp, #272",
+    "eret",
+    // Declined: x0-x30 are in the frame; ELR_EL1 and SPSR_EL1 are still the fault's
+    // (interrupts stay masked in the vector).
+    "7:",
+    "mrs x1, elr_el1",
+    "stp x30, x1, [sp, #240]",
+    "mrs x1, spsr_el1",
+    "str x1, [sp, #256]",
+    "mov x0, #4",
+    "b dbt_rt_trap_saved",
+    "8:",
+    "ldp x2, x3, [sp, #16]",
+    "mov x0, #4",
     "dbt_rt_trap:",
     save_gprs_elr_spsr!(),
+    "dbt_rt_trap_saved:",
     // The SIMD&FP registers Rust code may change (AAPCS64: v0-v7 and v16-v31 caller-saved)
     // and FPSR/FPCR: translated code holds guest values in them across an access that
     // faults here and is retried after a shadow fill (`vfp.rs`: temporaries v0-v7, v16-v31;
@@ -152,7 +272,56 @@ core::arch::global_asm!(
     "add sp, sp, #272",
     "eret",
     SIMD_FRAME = const SIMD_FRAME,
+    EC_DABT_CUR = const EC_DABT_CUR,
+    VCPU_MASK = const MAX_VCPUS - 1,
+    bounds = sym CODE_BOUNDS,
+    STATE = const STATE,
+    OFF_FAULT_SITES = const core::mem::offset_of!(GuestState, fault_sites),
+    SITE_BITS = const FAULT_SITES.trailing_zeros(),
+    SITE_LOG2 = const core::mem::size_of::<FaultSite>().trailing_zeros(),
 );
+
+// The vector's site lookup: `FaultSites::entries` first, a power-of-two count of
+// power-of-two-sized sites, `host` first in each.
+const _: () = assert!(core::mem::offset_of!(FaultSites, entries) == 0);
+const _: () = assert!(FAULT_SITES.is_power_of_two());
+const _: () = assert!(core::mem::size_of::<FaultSite>().is_power_of_two());
+const _: () = assert!(core::mem::offset_of!(FaultSite, host) == 0);
+
+/// The synchronous vector's call for a Data Abort of translated code at recorded fault
+/// site `site` (`f`: x0-x30 of the interrupted context; `pstate`: its `SPSR_EL1`;
+/// `epilogue`: this vCPU's): the guest's Data Abort taken here if the guest's translation
+/// refuses the access (`deliver_at_site`), returning where translated code goes on; 0 if
+/// not (the context unchanged).
+#[no_mangle]
+extern "C" fn dbt_rt_guest_abort(
+    f: &mut Frame,
+    pstate: u64,
+    site: &FaultSite,
+    epilogue: u64,
+) -> u64 {
+    let mut pc = ELR_EL1.get();
+    // SAFETY: the vector found the fault in this vCPU's code cache (its translated code,
+    // whose engine is inside the cache with its CPU and bus idle) at `site`, the entry of
+    // its address in the engine's FaultSites; the bus's RAM is the runtime's fixed window
+    // onto guest RAM.
+    let delivered = unsafe {
+        deliver_at_site(
+            &mut f.x,
+            &mut pc,
+            pstate,
+            FAR_EL1.get(),
+            site,
+            epilogue,
+            false,
+        )
+    };
+    if delivered {
+        pc
+    } else {
+        0
+    }
+}
 
 #[no_mangle]
 extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
@@ -172,34 +341,16 @@ extern "C" fn dbt_rt_exception(f: &mut Frame, kind: u64) {
             f.elr = f.x[30];
             return;
         }
-        let cache = CACHE_LO[me].load(Ordering::Relaxed)..CACHE_HI[me].load(Ordering::Relaxed);
+        let (cache, epilogue) = code_bounds();
         // A translation (DFSC 0b0001xx), access flag (0b0010xx) or permission (0b0011xx)
-        // fault of translated code is the guest's Data Abort or a shadow miss: filled
-        // from the guest's tables if they permit the access, and retried.
-        let epilogue = EPILOGUE[me].load(Ordering::Relaxed);
-        if cache.contains(&f.elr) && (0b000100..0b010000).contains(&(esr & 0x3f)) {
-            // First, at a load or store that took the guest's Data Abort before: if the
-            // guest's own translation refuses the access, the abort is taken here and
-            // translated code goes on in the guest's handler (the fill would walk the
-            // guest's tables to the same refusal).
-            // SAFETY: a fault in this vCPU's code cache interrupted its translated code
-            // (the engine is inside the cache, its CPU and bus are idle).
-            if unsafe {
-                deliver_guest_abort(
-                    &mut f.x,
-                    &mut f.elr,
-                    f.spsr,
-                    far,
-                    cache.clone(),
-                    epilogue,
-                    false,
-                )
-            } {
-                return;
-            }
-            if crate::mmu::shadow::fill(far, esr & ESR_WNR != 0) {
-                return;
-            }
+        // fault of translated code that is not the guest's Data Abort at a recorded site
+        // (`dbt_rt_sync_el1` took those) is a shadow miss: filled from the guest's tables
+        // if they permit the access, and retried.
+        if cache.contains(&f.elr)
+            && (0b000100..0b010000).contains(&(esr & 0x3f))
+            && crate::mmu::shadow::fill(far, esr & ESR_WNR != 0)
+        {
+            return;
         }
         if redirect_fault(&mut f.x, &mut f.elr, far, cache, epilogue) {
             return;

@@ -87,6 +87,54 @@ impl Cpu {
         true
     }
 
+    /// Takes the Data Abort (`DFSR` `fsr`, `DFAR` `far`) of the instruction at `pc`, for a
+    /// translator whose code holds the current mode's R13 and R14 (`sp`, `lr`) and the
+    /// CPSR's N, Z, C, V and T (`flags`), and returns Abort mode's R13 and R14. The same
+    /// effect as setting those and calling [`Cpu::take_exception`], spelled out for one
+    /// exception (ARM ARM B1.9.7 and B1.8.3): `SPSR_abt` = CPSR (IT bits 0), `LR_abt` =
+    /// `pc` + 8, mode Abort with `CPSR.I` and `CPSR.A` set, `CPSR.T` = `SCTLR.TE`, `CPSR.E` =
+    /// `SCTLR.EE`, J and IT cleared, the PC at the vector, the exclusive monitor cleared.
+    /// For a CPU outside FIQ mode (whose banked R8-R12 it does not swap) and IT blocks.
+    #[inline]
+    pub(crate) fn enter_data_abort(
+        &mut self,
+        [sp, lr]: [u32; 2],
+        flags: u32,
+        pc: u32,
+        fsr: u32,
+        far: u32,
+    ) -> [u32; 2] {
+        const FLAGS: u32 = psr::N | psr::Z | psr::C | psr::V | psr::T;
+        debug_assert!(self.mode != Mode::Fiq && self.it == 0);
+        let cpsr = (self.cpsr & !FLAGS) | (flags & FLAGS);
+        let saved = cpsr & !psr::IT_MASK;
+        // `Mode::bank` by `CPSR.M[3:0]`, without its compare chain.
+        const BANK: [u8; 16] = [0, 1, 2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0];
+        let (from, abt) = (BANK[self.mode as usize & 15] as usize, Mode::Abt.bank());
+        let new_sp = if from == abt {
+            sp
+        } else {
+            self.bank_sp_lr[from] = [sp, lr];
+            self.bank_sp_lr[abt][0]
+        };
+        let new_lr = pc.wrapping_add(8);
+        let sctlr = self.cp15.sctlr;
+        let mut c = (cpsr & !(psr::M | psr::T | psr::J | psr::E)) | Mode::Abt as u32;
+        c |= psr::I | psr::A;
+        c |= (((sctlr >> 30) & 1) * psr::T) | (((sctlr >> 25) & 1) * psr::E);
+        self.cp15.dfsr = fsr;
+        self.cp15.dfar = far;
+        self.spsr[abt] = saved;
+        self.mode = Mode::Abt;
+        self.cpsr = c;
+        self.it = 0;
+        self.r[13] = new_sp;
+        self.r[14] = new_lr;
+        self.r[15] = self.vector_base().wrapping_add(0x10);
+        self.monitor = None;
+        [new_sp, new_lr]
+    }
+
     /// Vector base address (`SCTLR.V` hivecs or `VBAR`).
     pub fn vector_base(&self) -> u32 {
         if self.cp15.sctlr & (1 << 13) != 0 {

@@ -26,6 +26,7 @@ use crate::mmu::{self, Access, TlbMaintenance};
 
 mod tlb_in_block;
 pub use tlb_in_block::InBlockTlb;
+use tlb_in_block::Named;
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -183,6 +184,8 @@ pub struct Dbt<G: CodeGen> {
     block_maps: BTreeSet<(u32, u8)>,
     /// The sizes (bit `log2`) in `block_maps`.
     block_map_sizes: u32,
+    /// Which pages `by_page` and `block_maps` may name, looked at first.
+    named: Named,
     used: usize,
     state: GuestState,
     stats: Stats,
@@ -359,6 +362,7 @@ impl<G: CodeGen> Dbt<G> {
             by_page: BTreeMap::new(),
             block_maps: BTreeSet::new(),
             block_map_sizes: 0,
+            named: Named::new(),
             used: 0,
             state,
             stats: Stats::default(),
@@ -532,6 +536,8 @@ impl<G: CodeGen> Dbt<G> {
         budget: u64,
     ) -> Exit {
         let (rt, _) = self.runtime(mem);
+        // Remembered Data Abort verdicts hold host addresses in the previous run's bus.
+        self.fault_sites.new_run();
         let mirrors = mem.mirrors_guest_mmu();
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
@@ -769,8 +775,8 @@ impl<G: CodeGen> Dbt<G> {
                     &self.by_page,
                     &self.block_maps,
                     self.block_map_sizes,
+                    &self.named,
                     &mut self.fetch_aborts,
-                    &mut self.stats.tlb_maintenance,
                     &*mem,
                 ),
             };
@@ -801,6 +807,7 @@ impl<G: CodeGen> Dbt<G> {
                 // is told the registers again at the next entry.
                 *space.host_mmu = None;
             }
+            self.stats.tlb_maintenance += space.tlb.applied;
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             if self.state.exit == EXIT_CALL {
@@ -1024,6 +1031,7 @@ impl<G: CodeGen> Dbt<G> {
         if b.key.asid != SPACE_FLAT && log2 > 12 && log2 < 32 {
             let base = b.key.pc & !((1u32 << log2) - 1);
             self.block_maps.insert((base, log2));
+            self.named.note_mapping(base, log2);
             self.block_map_sizes |= 1 << log2;
         }
     }
@@ -1045,6 +1053,9 @@ impl<G: CodeGen> Dbt<G> {
         which: impl Fn(&Block) -> bool,
     ) {
         self.drop_in_page(mem, va, &which);
+        if !self.named.mapping(va) {
+            return;
+        }
         let mut sizes = self.block_map_sizes;
         while sizes != 0 {
             let log2 = sizes.trailing_zeros() as u8;
@@ -1086,6 +1097,9 @@ impl<G: CodeGen> Dbt<G> {
     /// Drops the live blocks translated with the MMU on from guest virtual page `va` (its
     /// address) for which `which` holds, through [`Dbt::by_page`].
     fn drop_in_page(&mut self, mem: &mut dyn CodeMemory, va: u32, which: impl Fn(&Block) -> bool) {
+        if !self.named.page(va) {
+            return;
+        }
         let Some(mut ids) = self.by_page.remove(&(va >> 12)) else {
             return;
         };
@@ -1197,6 +1211,7 @@ impl<G: CodeGen> Dbt<G> {
         }
         if key.asid != SPACE_FLAT {
             self.by_page.entry(key.pc >> 12).or_default().push(id);
+            self.named.note_page(key.pc >> 12);
         }
         self.blocks.push(block);
         self.note_mapping(id);
@@ -1474,6 +1489,7 @@ impl<G: CodeGen> Dbt<G> {
         self.fault_sites.clear();
         self.by_page.clear();
         self.block_maps.clear();
+        self.named.clear();
         self.block_map_sizes = 0;
         if let Some((_, end)) = self.rt {
             self.used = end;

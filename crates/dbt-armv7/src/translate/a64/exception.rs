@@ -42,7 +42,11 @@
 //! interrupt line and LR are checked against it, then the work runs with every bank index,
 //! offset and mode constant, through the `Cpu` address kept in
 //! [`CPU_REG`](f::CPU_REG), and a return leaves by a linkable exit to the hinted return
-//! address. A failed check runs the general sequence described above.
+//! address. A failed check runs the general sequence described above. A return whose
+//! hinted SPSR names User mode takes the same fast path, then switches to the User context
+//! ([`privilege`]) and continues through its target cache; an entry from a block
+//! translated for PL0 needs no check at all (such a block runs only in User mode) and has
+//! no general sequence.
 //!
 //! [`ExcHint`]: crate::translate::exc_assume::ExcHint
 //! [`MODE_INFO`]: crate::translate::state::MODE_INFO
@@ -192,7 +196,14 @@ pub fn lower(
     if let Kind::Return(imm) = kind {
         if let Some(h) = return_hint(block, charged - 1, imm) {
             fast_return(a, &h, general);
-            link_to(a, h.target);
+            if h.to == Mode::Usr {
+                // Another privilege: the return address through the User context's
+                // target cache once the code switched to it.
+                mov32(a, T_PCV, h.target | (h.spsr & psr::T != 0) as u32);
+                to_other_privilege(a, rt, charged);
+            } else {
+                link_to(a, h.target);
+            }
         }
         a.bind(general);
         let to_user = a.label();
@@ -213,8 +224,17 @@ pub fn lower(
             through_target_cache(a, rt, charged);
         }
     };
+    if from_pl0 {
+        // A block translated for PL0 runs only in User mode: the dispatcher enters it
+        // only then, it is reached only through the User context's tables, and no User
+        // mode instruction changes `CPSR.M` (`MSR` keeps the mode, `CPS` is a no-op, an
+        // exception ends the block). So the entry needs no check and no general sequence.
+        let vector = fast_entry(a, insn, pc, thumb, exc, kind, Mode::Usr, None);
+        leave(a, vector);
+        return slow;
+    }
     if let Some(h) = entry_hint(block) {
-        let vector = fast_entry(a, insn, pc, thumb, exc, kind, h, general);
+        let vector = fast_entry(a, insn, pc, thumb, exc, kind, h, Some(general));
         leave(a, vector);
     }
     a.bind(general);
@@ -304,11 +324,16 @@ fn return_hint(block: &GuestBlock, index: usize, imm: u32) -> Option<ReturnHint>
     let from = Mode::from_bits(hint.mode as u32)?;
     let to = Mode::from_bits(hint.spsr)?;
     let thumb = hint.spsr & psr::T != 0;
+    // User mode is no inline target of the general sequence (it changes the privilege),
+    // but the fast path returns to it: the checks below hold it to exactly the hinted
+    // SPSR (User, its instruction set, no IT/J/E), and the code then switches to the User
+    // context and continues through its target cache, in either instruction set.
+    let to_user = to == Mode::Usr;
     let ok = hint.mode == from as u8
         && MODE_INFO[from as usize] & 1 << MODE_NO_RETURN_BIT == 0
-        && MODE_INFO[to as usize] & 1 << MODE_NOT_TARGET_BIT == 0
+        && (to_user || MODE_INFO[to as usize] & 1 << MODE_NOT_TARGET_BIT == 0)
         && hint.spsr & (psr::IT_MASK | psr::J | psr::E) == 0
-        && thumb == block.key.thumb
+        && (to_user || thumb == block.key.thumb)
         && block.insns[..index].iter().all(|g| {
             let info = g.insn.info();
             info.writes & 1 << 14 == 0 && (!info.sensitive || matches!(g.insn.op, Op::Mrs { .. }))
@@ -357,7 +382,8 @@ fn swap_banks(a: &mut Asm, from: Mode, to: Mode) {
 }
 
 /// An entry's fast path, taken from mode `from` in the block's instruction set (checked
-/// on `CPSR.M` and `CPSR.T`: else `general`). Returns the vector's address.
+/// on `CPSR.M` and `CPSR.T`: else `general`; with no `general`, the mode is known to be
+/// `from` and the block's instruction set is taken for T). Returns the vector's address.
 #[allow(clippy::too_many_arguments)]
 fn fast_entry(
     a: &mut Asm,
@@ -367,20 +393,30 @@ fn fast_entry(
     exc: ExcAssume,
     kind: Kind,
     from: Mode,
-    general: Label,
+    general: Option<Label>,
 ) -> u32 {
     let (mode, off, lr) = entry_facts(insn, pc, thumb, kind);
     let (old, new, spsr, t) = (T_OP2, T_RES, T_AMT, T_TMP);
     // The CPSR's M and T as assumed (`Cpu.mode` is always `CPSR.M`; T is the block's
     // unless an instruction-set change inside the code cache left it stale).
     field(a, Ls::Ldr, old, f::CPSR);
-    logic_imm(a, Logic::And, t, old, psr::M | psr::T);
     let assumed = from as u32 | (thumb as u32) << 5;
-    a.put(enc::w_addsub_imm(AddSub::Sub, t, t, assumed, false));
-    a.cbnz_to(t, general);
-    // SPSR = the CPSR with the host's NZCV.
+    if let Some(general) = general {
+        logic_imm(a, Logic::And, t, old, psr::M | psr::T);
+        a.put(enc::w_addsub_imm(AddSub::Sub, t, t, assumed, false));
+        a.cbnz_to(t, general);
+    }
+    // SPSR = the CPSR with the host's NZCV (and, when the mode is known without a check,
+    // the block's instruction set: the stored T may be stale).
     a.put(enc::mrs_nzcv(spsr));
     a.put(enc::x_bfxil(spsr, old, 0, 28));
+    if general.is_none() {
+        if thumb {
+            logic_imm(a, Logic::Orr, spsr, spsr, psr::T);
+        } else {
+            logic_imm(a, Logic::And, spsr, spsr, !psr::T);
+        }
+    }
     // The new CPSR's M and T (bits 5:0).
     let mt = mode as u32 | (exc.te() as u32) << 5;
     if mt != assumed {
@@ -409,7 +445,7 @@ fn fast_entry(
 }
 
 /// A return's fast path under hint `h` (checked: else `general`); the caller links to
-/// `h.target`.
+/// `h.target`, or for a return to User mode switches to the User context first.
 fn fast_return(a: &mut Asm, h: &ReturnHint, general: Label) {
     let (cur, spsr, t, lr) = (T_OP2, T_RES, T_TMP, T_AMT);
     // The mode as hinted, and no interrupt line raised (the return may unmask it: the

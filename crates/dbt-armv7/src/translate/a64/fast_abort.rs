@@ -1,12 +1,13 @@
 //! Guest Data Aborts delivered by the host's fault handler, without leaving translated
 //! code: when a translated load or store faults on the host at a site the engine has seen
 //! take the guest's Data Abort before ([`FaultSites`]), and the guest's own translation of
-//! the address says the access faults (walked, as the interpreter does; a refusal by a
-//! valid entry is remembered per page and regime until the guest's next TLB maintenance,
-//! as a TLB may hold it), the handler performs the abort entry on the guest [`Cpu`] (the
-//! interpreter's own `take_exception`, so `DFSR`, `DFAR`, `SPSR_abt`, `LR_abt` = PC + 8,
-//! the mode switch and `CPSR` are exactly the interpreter's) and resumes translated code
-//! at the abort vector's block (found in the translation context's target cache), or
+//! the address says the access faults (a verdict remembered with a snapshot of the
+//! descriptors its walk read, which still hold, or else walked as the interpreter does:
+//! [`FaultSites::verdict`]), the handler performs the abort entry on the guest [`Cpu`]
+//! (`Cpu::enter_data_abort`, the interpreter's Data Abort entry spelled out, so `DFSR`,
+//! `DFAR`, `SPSR_abt`, `LR_abt` = PC + 8, the mode switch and `CPSR` are exactly the
+//! interpreter's) and resumes translated code at the abort vector's block (found in the
+//! translation context's target cache), or
 //! leaves to the dispatcher at the vector. The dispatcher, the second run of the
 //! instruction in the interpreter and most walks are skipped (issue 17's `dabt` row: about
 //! 1,960 host instructions per abort before, about 540 after).
@@ -24,8 +25,7 @@
 
 use super::{BUDGET, IBTC, STATE, T_ADDR, T_FLAGS, T_OP2};
 use crate::bus::Bus;
-use crate::cpu::{psr, Cpu, Exception, Mode};
-use crate::mmu::{Access, Fault, FaultKind};
+use crate::cpu::{psr, Cpu, Mode};
 use crate::translate::fault_sites::{FaultSite, FaultSites};
 use crate::translate::state::{GuestState, EXIT_BX, IBTC_ENTRIES, NO_LINK};
 use crate::translate::sys_call::CallCtx;
@@ -57,7 +57,9 @@ const SCTLR_EE: u32 = 1 << 25;
 /// `x` is the context of translated code of a [`Dbt`](crate::translate::Dbt) that is
 /// inside the code cache (its [`STATE`] register holds the dispatcher's [`GuestState`],
 /// whose `link_site` holds the entry's [`CallCtx`]); the guest [`Cpu`] and bus are not
-/// otherwise in use while the handler runs.
+/// otherwise in use while the handler runs; the bus's RAM stays at the host addresses
+/// [`Bus::ram`](crate::bus::Bus::ram) gives for as long as one run of the engine lasts
+/// (remembered verdicts re-read descriptors there: [`FaultSites::verdict`]).
 pub unsafe fn deliver_guest_abort(
     x: &mut [u64; 31],
     pc: &mut u64,
@@ -67,20 +69,50 @@ pub unsafe fn deliver_guest_abort(
     epilogue: u64,
     unbacked: bool,
 ) -> bool {
-    let offset = addr & 0xfff;
-    if !cache.contains(pc) || addr >> 32 != 0 || !(4..=0xffc).contains(&offset) {
+    if !cache.contains(pc) {
         return false;
     }
     // SAFETY: translated code keeps the dispatcher's GuestState in STATE (the contract).
-    let st = unsafe { &mut *(x[STATE as usize] as *mut GuestState) };
+    let st = unsafe { &*(x[STATE as usize] as *const GuestState) };
     if st.fault_sites == 0 {
         return false;
     }
     // SAFETY: the engine's table, alive while its translated code runs.
-    let sites = unsafe { &mut *(st.fault_sites as *mut FaultSites) };
+    let sites = unsafe { &*(st.fault_sites as *const FaultSites) };
     let Some(&site) = sites.get(*pc) else {
         return false;
     };
+    // SAFETY: the caller's contract; `site` is `pc`'s.
+    unsafe { deliver_at_site(x, pc, pstate, addr, &site, epilogue, unbacked) }
+}
+
+/// [`deliver_guest_abort`] for a caller that has found the site of `pc` (inside the code
+/// cache) in the engine's [`FaultSites`] itself (the runtime's vector, in assembly).
+///
+/// # Safety
+///
+/// As for [`deliver_guest_abort`]; `site` is the entry of `pc` in the [`FaultSites`] of
+/// the engine whose translated code `x` is.
+#[inline]
+pub unsafe fn deliver_at_site(
+    x: &mut [u64; 31],
+    pc: &mut u64,
+    pstate: u64,
+    addr: u64,
+    site: &FaultSite,
+    epilogue: u64,
+    unbacked: bool,
+) -> bool {
+    let offset = addr & 0xfff;
+    if addr >> 32 != 0 || !(4..=0xffc).contains(&offset) {
+        return false;
+    }
+    let site = *site;
+    // SAFETY: translated code keeps the dispatcher's GuestState in STATE (the contract).
+    let st = unsafe { &mut *(x[STATE as usize] as *mut GuestState) };
+    // SAFETY: the engine's table (non-null: `site` is in it), alive while its translated
+    // code runs.
+    let sites = unsafe { &mut *(st.fault_sites as *mut FaultSites) };
     let charged = site.index as i64 + 1;
     if (x[BUDGET as usize] as i64) < charged {
         return false;
@@ -89,33 +121,24 @@ pub unsafe fn deliver_guest_abort(
     // and its CPU and bus are not otherwise in use.
     let (cpu, bus) = unsafe {
         let ctx = &mut *(st.link_site as *mut CallCtx<'_>);
-        (&mut *ctx.cpu, &mut *ctx.bus)
+        (&mut *ctx.cpu, ctx.bus)
     };
     let Some(fsr) = guest_abort(cpu, bus, sites, addr as u32, &site, unbacked) else {
         return false;
     };
-    // The interpreter's state for the instruction (as the engine's fault exit sets it),
-    // as far as the entry uses it: the banked SP and LR (not FIQ mode: `guest_abort`),
-    // the flags, the instruction set and the PC. r0-r12 stay in `x`.
-    cpu.r[13] = x[13] as u32;
-    cpu.r[14] = x[14] as u32;
-    cpu.cpsr = (cpu.cpsr & !NZCV) | (pstate as u32 & NZCV);
-    if site.pc & 1 != 0 {
-        cpu.cpsr |= psr::T;
-    } else {
-        cpu.cpsr &= !psr::T;
-    }
-    cpu.it = 0;
-    cpu.r[15] = site.pc & !1;
-    cpu.take_exception(
-        Exception::DataAbort {
-            fsr,
-            far: addr as u32,
-        },
-        site.len as u32,
+    // The interpreter's entry for the instruction (as after the engine's fault exit):
+    // its banked SP and LR (not FIQ mode: `guest_abort`), flags, instruction set and PC.
+    // r0-r12 stay in `x`.
+    let flags = (pstate as u32 & NZCV) | ((site.pc & 1) * psr::T);
+    let [sp, lr] = cpu.enter_data_abort(
+        [x[13] as u32, x[14] as u32],
+        flags,
+        site.pc & !1,
+        fsr,
+        addr as u32,
     );
-    x[13] = cpu.r[13] as u64;
-    x[14] = cpu.r[14] as u64;
+    x[13] = sp as u64;
+    x[14] = lr as u64;
     // The faulting instruction and the block's ones before it (their exit did not run).
     x[BUDGET as usize] = (x[BUDGET as usize] as i64 - charged) as u64;
     sites.delivered += 1;
@@ -145,7 +168,7 @@ pub unsafe fn deliver_guest_abort(
 /// `unbacked`: see [`deliver_guest_abort`].
 fn guest_abort(
     cpu: &mut Cpu,
-    bus: &mut dyn Bus,
+    bus: *mut dyn Bus,
     sites: &mut FaultSites,
     va: u32,
     site: &FaultSite,
@@ -163,26 +186,39 @@ fn guest_abort(
         return None;
     }
     // `Cpu::step` takes a pending unmasked interrupt before the instruction.
-    if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
-        cpu.sample_interrupt_lines();
-        if (cpu.irq_line && !cpu.flag(psr::I)) || (cpu.fiq_line && !cpu.flag(psr::F)) {
-            return None;
-        }
+    if (!cpu.flag(psr::I) || !cpu.flag(psr::F)) && interrupt_pending(cpu) {
+        return None;
     }
-    if let Some(dfsr) = sites.verdict(cpu, va, write) {
+    // SAFETY: the run's bus is `bus`, through which the engine (new_run at each run)
+    // had every verdict learnt.
+    if let Some(dfsr) = unsafe { sites.verdict(cpu, va, write) } {
         return Some(dfsr);
     }
-    let acc = Access {
-        write,
-        fetch: false,
-        user: false,
-    };
-    let fault = match cpu.translate(bus, va, acc) {
-        Err(f) => f,
-        Ok(pa) if unbacked && bus.ram(pa).is_none() => Fault::new(FaultKind::External),
-        Ok(_) => return None,
-    };
-    Some(sites.learn(cpu, va, write, fault))
+    // SAFETY: the entry's bus, not otherwise in use (`deliver_guest_abort`'s contract).
+    learn(sites, cpu, unsafe { &mut *bus }, va, write, unbacked)
+}
+
+/// Whether an unmasked interrupt is pending now (`Cpu::step` would take it first); out
+/// of the verdict's path.
+#[cold]
+#[inline(never)]
+fn interrupt_pending(cpu: &mut Cpu) -> bool {
+    cpu.sample_interrupt_lines();
+    (cpu.irq_line && !cpu.flag(psr::I)) || (cpu.fiq_line && !cpu.flag(psr::F))
+}
+
+/// [`FaultSites::learn`], out of the remembered verdict's path.
+#[cold]
+#[inline(never)]
+fn learn(
+    sites: &mut FaultSites,
+    cpu: &mut Cpu,
+    bus: &mut dyn Bus,
+    va: u32,
+    write: bool,
+    unbacked: bool,
+) -> Option<u32> {
+    sites.learn(cpu, bus, va, write, unbacked)
 }
 
 /// Clears the host's local exclusive monitor, as the guest's exception entry clears its
@@ -194,4 +230,72 @@ fn clear_exclusive() {
     unsafe {
         core::arch::asm!("clrex", options(nomem, nostack, preserves_flags))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cpu::{psr, Cpu, Exception, Mode};
+    use alloc::format;
+
+    /// `Cpu::enter_data_abort` is `take_exception`'s Data Abort entry with the registers
+    /// and flags set first: every PL1 mode but FIQ, both instruction sets, `SCTLR.TE`,
+    /// `SCTLR.EE`, `SCTLR.V`, flags, and stray IT bits in the stored CPSR.
+    #[test]
+    fn the_specialised_entry_is_the_interpreters() {
+        let modes = [Mode::Svc, Mode::Abt, Mode::Und, Mode::Irq, Mode::Sys];
+        for (k, &mode) in modes.iter().enumerate() {
+            for variant in 0..64u32 {
+                let setup = || {
+                    let mut cpu = Cpu::new();
+                    cpu.set_cpsr(mode as u32 | psr::F | ((variant & 1) * psr::I));
+                    cpu.cp15.sctlr |= (variant >> 1 & 1) << 30 | (variant >> 2 & 1) << 25;
+                    cpu.cp15.sctlr |= (variant >> 3 & 1) << 13;
+                    cpu.cp15.vbar = 0x8000_0040;
+                    cpu.cpsr |= (variant >> 5 & 1) << 25; // a stray IT[0] bit in the field
+                    for (m, r) in modes.iter().enumerate() {
+                        let b = 0x100 * m as u32;
+                        cpu.bank_sp_lr[r.bank()] = [b + 13, b + 14];
+                    }
+                    cpu.monitor = Some(0x40);
+                    cpu
+                };
+                let mut cpu = setup();
+                let thumb = variant >> 4 & 1;
+                let pc = 0x1000 + 4 * k as u32;
+                let flags = (variant.wrapping_mul(0x1357_9bdf) & 0xf000_0000) | (thumb * psr::T);
+                let (sp, lr) = (0xaa00 + k as u32, 0xbb00 + k as u32);
+                let mut want = setup();
+                want.r[13] = sp;
+                want.r[14] = lr;
+                want.cpsr = (want.cpsr & !(0xf000_0000 | psr::T)) | flags;
+                want.r[15] = pc;
+                want.take_exception(
+                    Exception::DataAbort {
+                        fsr: 0x805,
+                        far: 0x5000_0040,
+                    },
+                    if thumb != 0 { 2 } else { 4 },
+                );
+                let got = cpu.enter_data_abort([sp, lr], flags, pc, 0x805, 0x5000_0040);
+                let what = format!("{mode:?} variant {variant:#x}");
+                assert_eq!(got, [want.r[13], want.r[14]], "{what}");
+                assert_eq!(cpu.r, want.r, "{what}");
+                assert_eq!(
+                    (cpu.cpsr, cpu.cpsr(), cpu.it, cpu.mode),
+                    (want.cpsr, want.cpsr(), want.it, want.mode),
+                    "{what}"
+                );
+                assert_eq!(
+                    (cpu.bank_sp_lr, cpu.spsr, cpu.monitor),
+                    (want.bank_sp_lr, want.spsr, want.monitor),
+                    "{what}"
+                );
+                assert_eq!(
+                    (cpu.cp15.dfsr, cpu.cp15.dfar),
+                    (want.cp15.dfsr, want.cp15.dfar),
+                    "{what}"
+                );
+            }
+        }
+    }
 }

@@ -29,6 +29,69 @@ use crate::translate::fetch_aborts::FetchAborts;
 use crate::translate::host::CodeMemory;
 use crate::translate::state::GuestState;
 
+/// Words of each [`Named`] bit set (65536 bits).
+const NAMED_WORDS: usize = 1 << 10;
+
+/// A summary of [`Dbt::by_page`](super::Dbt) and `Dbt::block_maps` that TLB maintenance
+/// by address looks at before their searches (about 90 host instructions per operation
+/// when they miss, as almost all of Linux's do): a clear bit means no entry, a set one
+/// means "search". Bits are set when an entry is made and cleared only with both maps
+/// (a flush), so a set bit of an entry since removed only costs the search.
+pub(super) struct Named {
+    /// Bit `(va >> 12) % 65536`: `by_page` may have an entry for page `va >> 12`.
+    pages: Vec<u64>,
+    /// Bit `va >> 16`: a mapping in `block_maps` may hold `va` (their sizes are 64 KiB
+    /// or more: large pages, sections, supersections, LPAE blocks).
+    mappings: Vec<u64>,
+}
+
+impl Named {
+    /// Nothing named.
+    pub(super) fn new() -> Named {
+        Named {
+            pages: alloc::vec![0; NAMED_WORDS],
+            mappings: alloc::vec![0; NAMED_WORDS],
+        }
+    }
+
+    fn set(bits: &mut [u64], i: u32) {
+        bits[(i >> 6) as usize % NAMED_WORDS] |= 1 << (i & 63);
+    }
+
+    fn get(bits: &[u64], i: u32) -> bool {
+        bits[(i >> 6) as usize % NAMED_WORDS] >> (i & 63) & 1 != 0
+    }
+
+    /// `by_page` gets an entry for page `page` (an address >> 12).
+    pub(super) fn note_page(&mut self, page: u32) {
+        Self::set(&mut self.pages, page);
+    }
+
+    /// `block_maps` gets the mapping of `2^log2` bytes at `base`.
+    pub(super) fn note_mapping(&mut self, base: u32, log2: u8) {
+        let last = ((base as u64 + (1u64 << log2) - 1) >> 16) as u32;
+        for i in base >> 16..=last {
+            Self::set(&mut self.mappings, i);
+        }
+    }
+
+    /// Both maps were emptied.
+    pub(super) fn clear(&mut self) {
+        self.pages.fill(0);
+        self.mappings.fill(0);
+    }
+
+    /// Whether `by_page` may have an entry for `va`'s page.
+    pub(super) fn page(&self, va: u32) -> bool {
+        Self::get(&self.pages, va >> 12)
+    }
+
+    /// Whether a mapping of `block_maps` may hold `va`.
+    pub(super) fn mapping(&self, va: u32) -> bool {
+        Self::get(&self.mappings, va >> 16)
+    }
+}
+
 /// Whether the TLB maintenance of one page by the guest drops block `b` of that page:
 /// one of ASID `asid` or of a global page, or any with `asid` = `None` (the all-ASIDs
 /// forms).
@@ -46,26 +109,26 @@ pub struct InBlockTlb<'a> {
     by_page: &'a BTreeMap<u32, Vec<u32>>,
     block_maps: &'a BTreeSet<(u32, u8)>,
     block_map_sizes: u32,
+    named: &'a Named,
     fetch_aborts: &'a mut FetchAborts,
     /// The host's mirror's maintenance from inside translated code (`None` with a host
     /// that mirrors the guest's stage 1 but has none: every operation leaves).
     host: Option<fn(TlbMaintenance) -> bool>,
     mirrors: bool,
-    /// The engine's count of TLB maintenance operations.
-    count: &'a mut u64,
+    /// Operations applied (for the engine's `Stats::tlb_maintenance`).
+    pub applied: u64,
 }
 
 impl<'a> InBlockTlb<'a> {
     /// The [`InBlockTlb`] of the next entry into the code cache, from the engine's
-    /// fields it reads and forgets (`count`: its count of TLB maintenance operations);
-    /// `mem` tells the host's side.
+    /// fields it reads and forgets; `mem` tells the host's side.
     pub(super) fn new(
         blocks: &'a [Block],
         by_page: &'a BTreeMap<u32, Vec<u32>>,
         block_maps: &'a BTreeSet<(u32, u8)>,
         block_map_sizes: u32,
+        named: &'a Named,
         fetch_aborts: &'a mut FetchAborts,
-        count: &'a mut u64,
         mem: &dyn CodeMemory,
     ) -> InBlockTlb<'a> {
         let mirrors = mem.mirrors_guest_mmu();
@@ -74,6 +137,7 @@ impl<'a> InBlockTlb<'a> {
             by_page,
             block_maps,
             block_map_sizes,
+            named,
             fetch_aborts,
             host: if mirrors {
                 mem.in_code_tlb_maintenance()
@@ -81,7 +145,7 @@ impl<'a> InBlockTlb<'a> {
                 None
             },
             mirrors,
-            count,
+            applied: 0,
         }
     }
 }
@@ -96,7 +160,8 @@ impl InBlockTlb<'_> {
             TlbMaintenance::PageAllAsids(va) => (va, None),
             TlbMaintenance::All | TlbMaintenance::Asid(_) => return true,
         };
-        let in_page = self.by_page.get(&(va >> 12)).is_some_and(|ids| {
+        let in_page = self.named.page(va)
+            && self.by_page.get(&(va >> 12)).is_some_and(|ids| {
             ids.iter().any(|&id| {
                 let b = &self.blocks[id as usize];
                 b.live && drops(b, asid)
@@ -104,6 +169,9 @@ impl InBlockTlb<'_> {
         });
         if in_page {
             return true;
+        }
+        if !self.named.mapping(va) {
+            return false;
         }
         let mut sizes = self.block_map_sizes;
         while sizes != 0 {
@@ -130,7 +198,7 @@ impl InBlockTlb<'_> {
             return false;
         }
         cpu.cp15.tlb_maintenance = None;
-        *self.count += 1;
+        self.applied += 1;
         self.fetch_aborts.clear();
         if state.fault_sites != 0 {
             // SAFETY: the engine's `FaultSites` (boxed, alive while it runs translated
@@ -146,7 +214,6 @@ impl InBlockTlb<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::translate::engine::SPACE_FLAT;
     use crate::translate::frontend::Key;
     use alloc::vec;
 
@@ -179,10 +246,18 @@ mod tests {
         }
     }
 
+    /// Blocks, `by_page`, `block_maps` and their [`Named`].
+    type Engine = (
+        Vec<Block>,
+        BTreeMap<u32, Vec<u32>>,
+        BTreeSet<(u32, u8)>,
+        Named,
+    );
+
     /// Block 0: ASID 5 at 0x1000; 1: global at 0x2000; 2: ASID 5 at 0x3000, dropped;
     /// 3: ASID 6 at 0x4000, in a 1 MiB section at 0x0040_0000 recorded in `block_maps`
     /// (its page 0x0040_4000).
-    fn engine() -> (Vec<Block>, BTreeMap<u32, Vec<u32>>, BTreeSet<(u32, u8)>) {
+    fn engine() -> Engine {
         let blocks = vec![
             block(0x1000, SPACE_ASID | 5, true),
             block(0x2000, SPACE_GLOBAL, true),
@@ -195,13 +270,17 @@ mod tests {
             (0x3, vec![2]),
             (0x404, vec![3]),
         ]);
-        (blocks, by_page, BTreeSet::from([(0x0040_0000, 20)]))
+        let mut named = Named::new();
+        for &page in by_page.keys() {
+            named.note_page(page);
+        }
+        named.note_mapping(0x0040_0000, 20);
+        (blocks, by_page, BTreeSet::from([(0x0040_0000, 20)]), named)
     }
 
     fn tlb<'a>(
-        e: &'a (Vec<Block>, BTreeMap<u32, Vec<u32>>, BTreeSet<(u32, u8)>),
+        e: &'a Engine,
         fa: &'a mut FetchAborts,
-        count: &'a mut u64,
         host: Option<fn(TlbMaintenance) -> bool>,
         mirrors: bool,
     ) -> InBlockTlb<'a> {
@@ -210,18 +289,19 @@ mod tests {
             by_page: &e.1,
             block_maps: &e.2,
             block_map_sizes: 1 << 20,
+            named: &e.3,
             fetch_aborts: fa,
             host,
             mirrors,
-            count,
+            applied: 0,
         }
     }
 
     #[test]
     fn names_exactly_what_the_dispatcher_drops() {
         let e = engine();
-        let (mut fa, mut n) = (FetchAborts::default(), 0);
-        let t = tlb(&e, &mut fa, &mut n, None, false);
+        let mut fa = FetchAborts::default();
+        let t = tlb(&e, &mut fa, None, false);
         let page = |va, asid| TlbMaintenance::Page { va, asid };
         assert!(t.names_translations(page(0x1000, 5)), "its ASID's block");
         assert!(t.names_translations(page(0x1ffc, 5)), "any address of the page");
@@ -231,12 +311,33 @@ mod tests {
         assert!(!t.names_translations(page(0x3000, 5)), "a dropped block");
         assert!(!t.names_translations(TlbMaintenance::PageAllAsids(0x5000)));
         assert!(
+            !t.names_translations(TlbMaintenance::PageAllAsids(0x1000_1000)),
+            "a page whose filter bit is 0x1000's"
+        );
+        assert!(
             t.names_translations(page(0x004f_f000, 7)),
             "another page of a section blocks were translated from"
         );
         assert!(!t.names_translations(page(0x0050_0000, 6)), "past the section");
+        assert!(!t.names_translations(page(0x003f_f000, 6)), "before the section");
         assert!(t.names_translations(TlbMaintenance::All));
         assert!(t.names_translations(TlbMaintenance::Asid(200)));
+    }
+
+    #[test]
+    fn the_filter_never_hides_an_entry() {
+        let mut named = Named::new();
+        named.note_page(0x12345);
+        named.note_mapping(0xff00_0000, 24);
+        named.note_mapping(0x0001_0000, 16);
+        assert!(named.page(0x1234_5678) && named.page(0x2234_5000), "same bit");
+        assert!(!named.page(0x1234_4fff) && !named.page(0x1234_6000));
+        assert!(named.mapping(0xff00_0000) && named.mapping(0xffff_ffff));
+        assert!(!named.mapping(0xfeff_ffff));
+        assert!(named.mapping(0x0001_ffff) && !named.mapping(0x0002_0000));
+        assert!(!named.mapping(0xffff));
+        named.clear();
+        assert!(!named.page(0x1234_5000) && !named.mapping(0xff00_0000));
     }
 
     fn recorded(op: TlbMaintenance) -> Cpu {
@@ -245,33 +346,35 @@ mod tests {
         cpu
     }
 
+    /// `apply` of `op` recorded: (its answer, the operation still recorded, applied).
+    fn apply(
+        e: &Engine,
+        op: TlbMaintenance,
+        host: Option<fn(TlbMaintenance) -> bool>,
+        mirrors: bool,
+    ) -> (bool, Option<TlbMaintenance>, u64) {
+        let mut fa = FetchAborts::default();
+        let mut st = GuestState::default();
+        let mut cpu = recorded(op);
+        let mut t = tlb(e, &mut fa, host, mirrors);
+        let go_on = t.apply(&mut cpu, &mut st);
+        (go_on, cpu.cp15.tlb_maintenance, t.applied)
+    }
+
     #[test]
     fn applies_what_names_nothing_and_leaves_the_rest_recorded() {
         let e = engine();
-        let (mut fa, mut n) = (FetchAborts::default(), 0);
-        let mut st = GuestState::default();
         let op = TlbMaintenance::PageAllAsids(0x5000);
         // Without a mirror (MMU-off code): nothing but the engine's side.
-        let mut cpu = recorded(op);
-        assert!(tlb(&e, &mut fa, &mut n, None, false).apply(&mut cpu, &mut st));
-        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 1));
+        assert_eq!(apply(&e, op, None, false), (true, None, 1));
         // Names a block: left for the dispatcher.
-        let mut cpu = recorded(TlbMaintenance::PageAllAsids(0x1000));
-        assert!(!tlb(&e, &mut fa, &mut n, None, false).apply(&mut cpu, &mut st));
-        assert_eq!(
-            (cpu.cp15.tlb_maintenance, n),
-            (Some(TlbMaintenance::PageAllAsids(0x1000)), 1)
-        );
+        let named = TlbMaintenance::PageAllAsids(0x1000);
+        assert_eq!(apply(&e, named, None, false), (false, Some(named), 0));
+        assert_eq!(apply(&e, named, Some(|_| true), true), (false, Some(named), 0));
         // A mirror without an in-code routine: left.
-        let mut cpu = recorded(op);
-        assert!(!tlb(&e, &mut fa, &mut n, None, true).apply(&mut cpu, &mut st));
-        assert_eq!((cpu.cp15.tlb_maintenance, n), (Some(op), 1));
+        assert_eq!(apply(&e, op, None, true), (false, Some(op), 0));
         // The mirror's routine says "dispatch first": applied, but left.
-        let mut cpu = recorded(op);
-        assert!(!tlb(&e, &mut fa, &mut n, Some(|_| false), true).apply(&mut cpu, &mut st));
-        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 2));
-        let mut cpu = recorded(op);
-        assert!(tlb(&e, &mut fa, &mut n, Some(|_| true), true).apply(&mut cpu, &mut st));
-        assert_eq!((cpu.cp15.tlb_maintenance, n), (None, 3));
+        assert_eq!(apply(&e, op, Some(|_| false), true), (false, None, 1));
+        assert_eq!(apply(&e, op, Some(|_| true), true), (true, None, 1));
     }
 }
