@@ -69,14 +69,7 @@ impl Cpu {
     /// translated code, whose budget register counts it (`translate::fetch_aborts`'s
     /// abort from the target cache's miss path).
     pub(crate) fn enter_fetch_abort(&mut self, ifsr: u32) -> bool {
-        if !self.flag(psr::I) || !self.flag(psr::F) {
-            self.sample_interrupt_lines();
-        }
-        if self.exit_on_exception
-            || self.it != 0
-            || (self.fiq_line && !self.flag(psr::F))
-            || (self.irq_line && !self.flag(psr::I))
-        {
+        if !self.fetch_may_abort() {
             return false;
         }
         let pc = self.r[15];
@@ -85,6 +78,36 @@ impl Cpu {
             if self.thumb() { 2 } else { 4 },
         );
         true
+    }
+
+    /// Whether [`Cpu::step`] would go on to fetch the instruction at the PC (and so take
+    /// its Prefetch Abort): it samples the interrupt lines as `step` does and says no
+    /// when it would take a pending unmasked interrupt first, when exceptions are
+    /// reported to the host ([`Cpu::set_exit_on_exception`]), or in an IT block.
+    pub(crate) fn fetch_may_abort(&mut self) -> bool {
+        if !self.flag(psr::I) || !self.flag(psr::F) {
+            self.sample_interrupt_lines();
+        }
+        !(self.exit_on_exception
+            || self.it != 0
+            || (self.fiq_line && !self.flag(psr::F))
+            || (self.irq_line && !self.flag(psr::I)))
+    }
+
+    /// Takes the Prefetch Abort (`IFSR` `ifsr`) of a fetch at `pc` (with
+    /// [`Cpu::fetch_may_abort`] true), under the contract of [`Cpu::enter_data_abort`]:
+    /// `IFAR` = `pc`, `LR_abt` = `pc` + 4, the vector at offset `0x0c`.
+    #[inline]
+    pub(crate) fn enter_prefetch_abort(
+        &mut self,
+        sp_lr: [u32; 2],
+        flags: u32,
+        pc: u32,
+        ifsr: u32,
+    ) -> [u32; 2] {
+        self.cp15.ifsr = ifsr;
+        self.cp15.ifar = pc;
+        self.enter_abort_mode(sp_lr, flags, pc.wrapping_add(4), 0x0c)
     }
 
     /// Takes the Data Abort (`DFSR` `fsr`, `DFAR` `far`) of the instruction at `pc`, for a
@@ -104,6 +127,21 @@ impl Cpu {
         fsr: u32,
         far: u32,
     ) -> [u32; 2] {
+        self.cp15.dfsr = fsr;
+        self.cp15.dfar = far;
+        self.enter_abort_mode([sp, lr], flags, pc.wrapping_add(8), 0x10)
+    }
+
+    /// What [`Cpu::enter_data_abort`] and [`Cpu::enter_prefetch_abort`] share: the entry
+    /// to Abort mode with `LR_abt` = `new_lr` at vector offset `offset`.
+    #[inline]
+    fn enter_abort_mode(
+        &mut self,
+        [sp, lr]: [u32; 2],
+        flags: u32,
+        new_lr: u32,
+        offset: u32,
+    ) -> [u32; 2] {
         const FLAGS: u32 = psr::N | psr::Z | psr::C | psr::V | psr::T;
         debug_assert!(self.mode != Mode::Fiq && self.it == 0);
         let cpsr = (self.cpsr & !FLAGS) | (flags & FLAGS);
@@ -117,20 +155,17 @@ impl Cpu {
             self.bank_sp_lr[from] = [sp, lr];
             self.bank_sp_lr[abt][0]
         };
-        let new_lr = pc.wrapping_add(8);
         let sctlr = self.cp15.sctlr;
         let mut c = (cpsr & !(psr::M | psr::T | psr::J | psr::E)) | Mode::Abt as u32;
         c |= psr::I | psr::A;
         c |= (((sctlr >> 30) & 1) * psr::T) | (((sctlr >> 25) & 1) * psr::E);
-        self.cp15.dfsr = fsr;
-        self.cp15.dfar = far;
         self.spsr[abt] = saved;
         self.mode = Mode::Abt;
         self.cpsr = c;
         self.it = 0;
         self.r[13] = new_sp;
         self.r[14] = new_lr;
-        self.r[15] = self.vector_base().wrapping_add(0x10);
+        self.r[15] = self.vector_base().wrapping_add(offset);
         self.monitor = None;
         [new_sp, new_lr]
     }

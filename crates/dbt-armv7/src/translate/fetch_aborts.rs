@@ -24,7 +24,7 @@
 //! goes on at the vector's block through the target cache, without the dispatcher.
 
 use crate::bus::Bus;
-use crate::cpu::{Cpu, Mode};
+use crate::cpu::{psr, Cpu, Mode};
 use crate::mmu::{Access, FaultKind};
 use crate::translate::state::GuestState;
 
@@ -202,32 +202,38 @@ impl FetchAborts {
     /// with `state` unchanged (the dispatcher takes over, as before).
     ///
     /// Declined: User mode (the abort changes the privilege, and with it the target
-    /// cache), per-class counting, `SCTLR.EE` (the vector runs big-endian: interpreted),
+    /// cache), FIQ mode (its banked R8-R12 stay in translated code), per-class counting, `SCTLR.EE` (the vector runs big-endian: interpreted),
     /// and whatever `take_fetch_abort` declines (a pending unmasked interrupt, an
     /// exception reported to the host).
     pub fn raise_from_code(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
-        if cpu.mode == Mode::Usr || cpu.class_hits.is_some() || cpu.cp15.sctlr & SCTLR_EE != 0 {
+        if matches!(cpu.mode, Mode::Usr | Mode::Fiq)
+            || cpu.class_hits.is_some()
+            || cpu.cp15.sctlr & SCTLR_EE != 0
+        {
             return false;
         }
         // The PC and instruction set the branch writes (interworking), as the
         // dispatcher's `EXIT_BX` sets them.
         let target = state.r[15];
-        let pc = if target & 1 != 0 {
-            target & !1
+        let (pc, t) = if target & 1 != 0 {
+            (target & !1, psr::T)
         } else {
-            target & !3
+            (target & !3, 0)
         };
         let Some(ifsr) = self.verdict(cpu, pc) else {
             return false;
         };
-        cpu.r[..15].copy_from_slice(&state.r[..15]);
-        cpu.cpsr = (cpu.cpsr & !NZCV) | (state.nzcv & NZCV);
-        cpu.bx_write_pc(target);
-        cpu.r[15] = pc;
-        if !cpu.enter_fetch_abort(ifsr) {
+        if !cpu.fetch_may_abort() {
             return false;
         }
-        state.r[..15].copy_from_slice(&cpu.r[..15]);
+        // r0-r12 stay in translated code (not FIQ mode: none is banked).
+        let [sp, lr] = cpu.enter_prefetch_abort(
+            [state.r[13], state.r[14]],
+            (state.nzcv & NZCV) | t,
+            pc,
+            ifsr,
+        );
+        (state.r[13], state.r[14]) = (sp, lr);
         state.r[15] = cpu.r[15] | cpu.thumb() as u32;
         self.delivered += 1;
         true
@@ -245,7 +251,6 @@ impl FetchAborts {
 mod tests {
     use super::*;
     use crate::bus::FlatRam;
-    use crate::cpu::psr;
 
     /// Where the level-1 table lives (16 KiB aligned, in the first section).
     const TABLE: u32 = 0x4000;
@@ -512,6 +517,11 @@ mod tests {
             XN,
         );
         check("SCTLR.EE", &|c| c.cp15.sctlr |= 1 << 25, XN);
+        check(
+            "FIQ mode",
+            &|c| c.set_cpsr(c.cpsr() & !psr::M | Mode::Fiq as u32),
+            XN,
+        );
         check(
             "an unmasked IRQ the host raised since (sampled as step does)",
             &|c| {
