@@ -55,7 +55,9 @@ use dbt_armv7::translate::host::GuestMmu;
 use crate::smp::{me, MAX_VCPUS};
 
 mod block_fill;
+mod granules;
 mod regions;
+use granules::Granules;
 use regions::{bits, region, Regions};
 
 use super::Table;
@@ -146,6 +148,8 @@ struct State {
     blocks: BTreeMap<(u32, u8), Vec<u32>>,
     /// The sizes (bit `log2`) in `blocks`.
     block_sizes: u32,
+    /// The guest virtual addresses the mappings in `blocks` cover (looked at first).
+    block_granules: Granules,
     /// Which shadows can hold a translation of an address (for page-form TLB operations).
     regions: Regions,
     stats: Stats,
@@ -200,6 +204,7 @@ fn new_state(v: usize) -> State {
         last_fill: None,
         blocks: BTreeMap::new(),
         block_sizes: 0,
+        block_granules: Granules::new(),
         regions: Regions::new(),
         stats: Stats::default(),
     }
@@ -569,12 +574,16 @@ impl State {
         };
         let page = pa >> 12;
         let guest_write = w.perms & wr != 0;
-        let writable = guest_write && !PROTECTED.lock().contains(&page);
-        if w.perms & r == 0 || (write && !writable) {
+        if w.perms & r == 0 || (write && !guest_write) {
             return false;
         }
+        // A block is filled only if no page of it holds translated code (`page` neither).
         if self.fill_block(i, va, &w, guest_write) {
             return true;
+        }
+        let writable = guest_write && !PROTECTED.lock().contains(&page);
+        if write && !writable {
+            return false;
         }
         let desc = super::guest_page(pa as u64, writable, w.mem)
             | if guest_write { SW_GUEST_WRITE } else { 0 };
@@ -603,10 +612,12 @@ impl State {
             // SAFETY: barrier: the new entry is visible to the walker before the retry.
             unsafe { core::arch::asm!("dsb ishst", "isb") };
         }
-        self.aliases
-            .entry(page)
-            .or_default()
-            .push((i as u8, sh.generation, va & !0xfff));
+        let alias = (i as u8, sh.generation, va & !0xfff);
+        let list = self.aliases.entry(page).or_default();
+        // The same entry filled again (after TLB maintenance dropped it): one alias.
+        if list.last() != Some(&alias) {
+            list.push(alias);
+        }
         if w.size_log2 > 12 && w.size_log2 < 32 {
             self.record_in_mapping(va, w.size_log2, va & !0xfff);
         }
@@ -624,6 +635,7 @@ impl State {
             filled_list.push(filled);
         }
         self.block_sizes |= 1 << size_log2;
+        self.block_granules.note(base, size_log2);
     }
 
     /// The host ASID of shadow `i` if it is still the one of generation `generation`
@@ -759,6 +771,7 @@ impl State {
                 }
                 self.blocks.clear();
                 self.block_sizes = 0;
+                self.block_granules.clear();
             }
             TlbMaintenance::Asid(a) => {
                 for i in 0..self.shadows.len() {
@@ -777,7 +790,11 @@ impl State {
                     _ => None,
                 };
                 self.clear_page(va, asid);
-                let mut sizes = self.block_sizes;
+                let mut sizes = if self.block_granules.holds(va) {
+                    self.block_sizes
+                } else {
+                    0
+                };
                 while sizes != 0 {
                     let log2 = sizes.trailing_zeros() as u8;
                     sizes &= sizes - 1;

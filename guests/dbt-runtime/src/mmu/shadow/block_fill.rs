@@ -120,10 +120,12 @@ impl State {
         let va_block = va & !(BLOCK_BYTES - 1);
         self.regions.note_entry(i, region(va), w.global);
         let generation = self.shadows[i].as_ref().expect("live shadow").generation;
-        self.block_aliases
-            .entry(base >> 21)
-            .or_default()
-            .push((i as u8, generation, va_block));
+        let alias = (i as u8, generation, va_block);
+        let list = self.block_aliases.entry(base >> 21).or_default();
+        // The same block filled again (after TLB maintenance dropped it): one alias.
+        if list.last() != Some(&alias) {
+            list.push(alias);
+        }
         if w.size_log2 > 21 && w.size_log2 < 32 {
             self.record_in_mapping(va, w.size_log2, va_block);
         }
