@@ -419,7 +419,7 @@ mod tests {
         for (target, mode, te) in [
             (XN + 0x40, Mode::Svc, false),
             (XN + 0x43, Mode::Svc, false),
-            (XN + 0x7fe | 1, Mode::Sys, true),
+            ((XN + 0x7fe) | 1, Mode::Sys, true),
             (XN + 0x800, Mode::Sys, true),
         ] {
             let (mut cpu, mut ram) = machine();
