@@ -142,10 +142,10 @@ struct State {
     /// The last fault filled: `(FAR, write)`.
     last_fill: Option<(u64, bool)>,
     /// Guest mappings larger than a page (sections, supersections, large pages, LPAE
-    /// blocks) that pages were filled from: `(virtual base, log2 of the size)` -> the
-    /// pages filled. The guest's TLB maintenance by one address in such a mapping
-    /// invalidates all of it, so every page filled from it goes.
-    blocks: BTreeMap<(u32, u8), Vec<u32>>,
+    /// blocks) that pages were filled from, by [`mapping_key`] of `(virtual base, log2
+    /// of the size)` -> the pages filled. The guest's TLB maintenance by one address in
+    /// such a mapping invalidates all of it, so every page filled from it goes.
+    blocks: BTreeMap<u64, Vec<u32>>,
     /// The sizes (bit `log2`) in `blocks`.
     block_sizes: u32,
     /// The guest virtual addresses the mappings in `blocks` cover (looked at first).
@@ -630,7 +630,7 @@ impl State {
     /// holds `va`, so that TLB maintenance of any address of that mapping reaches it.
     pub(super) fn record_in_mapping(&mut self, va: u32, size_log2: u8, filled: u32) {
         let base = va & !((1u32 << size_log2) - 1);
-        let filled_list = self.blocks.entry((base, size_log2)).or_default();
+        let filled_list = self.blocks.entry(mapping_key(base, size_log2)).or_default();
         if filled_list.last() != Some(&filled) {
             filled_list.push(filled);
         }
@@ -798,21 +798,28 @@ impl State {
                 while sizes != 0 {
                     let log2 = sizes.trailing_zeros() as u8;
                     sizes &= sizes - 1;
-                    let base = va & !((1u32 << log2) - 1);
+                    let key = mapping_key(va & !((1u32 << log2) - 1), log2);
                     // Emptied, not removed: the mapping's next fills reuse the list.
-                    let Some(list) = self.blocks.get_mut(&(base, log2)) else {
+                    let Some(list) = self.blocks.get_mut(&key).filter(|l| !l.is_empty()) else {
                         continue;
                     };
                     let mut pages = core::mem::take(list);
                     self.clear_pages(&pages, asid);
                     pages.clear();
-                    if let Some(list) = self.blocks.get_mut(&(base, log2)) {
+                    if let Some(list) = self.blocks.get_mut(&key) {
                         *list = pages;
                     }
                 }
             }
         }
     }
+}
+
+/// The key of the guest mapping of `2^log2` bytes at `base` in `State::blocks` (one
+/// integer: a tuple key's comparisons cost about twice as much in the search, which TLB
+/// maintenance by address runs once per mapping size).
+fn mapping_key(base: u32, log2: u8) -> u64 {
+    u64::from(base) << 8 | u64::from(log2)
 }
 
 /// `*slot = Some(ctx)`, field by field when it holds one (the runtime's opt-level "s"
