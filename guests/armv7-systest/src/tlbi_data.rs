@@ -107,6 +107,12 @@ pub fn test_tlbi_data(check: fn(&str, bool)) {
         mmu_off();
         (mva, mvaa)
     };
-    check("data section remapped, TLBIMVA of its page, load: new data", mva);
-    check("data section remapped, TLBIMVAA of its page, load: new data", mvaa);
+    check(
+        "data section remapped, TLBIMVA of its page, load: new data",
+        mva,
+    );
+    check(
+        "data section remapped, TLBIMVAA of its page, load: new data",
+        mvaa,
+    );
 }

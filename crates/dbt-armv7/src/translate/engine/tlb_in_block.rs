@@ -162,11 +162,11 @@ impl InBlockTlb<'_> {
         };
         let in_page = self.named.page(va)
             && self.by_page.get(&(va >> 12)).is_some_and(|ids| {
-            ids.iter().any(|&id| {
-                let b = &self.blocks[id as usize];
-                b.live && drops(b, asid)
-            })
-        });
+                ids.iter().any(|&id| {
+                    let b = &self.blocks[id as usize];
+                    b.live && drops(b, asid)
+                })
+            });
         if in_page {
             return true;
         }
@@ -177,7 +177,10 @@ impl InBlockTlb<'_> {
         while sizes != 0 {
             let log2 = sizes.trailing_zeros() as u8;
             sizes &= sizes - 1;
-            if self.block_maps.contains(&(va & !((1u32 << log2) - 1), log2)) {
+            if self
+                .block_maps
+                .contains(&(va & !((1u32 << log2) - 1), log2))
+            {
                 return true;
             }
         }
@@ -304,10 +307,19 @@ mod tests {
         let t = tlb(&e, &mut fa, None, false);
         let page = |va, asid| TlbMaintenance::Page { va, asid };
         assert!(t.names_translations(page(0x1000, 5)), "its ASID's block");
-        assert!(t.names_translations(page(0x1ffc, 5)), "any address of the page");
-        assert!(!t.names_translations(page(0x1000, 4)), "another ASID's block stays");
+        assert!(
+            t.names_translations(page(0x1ffc, 5)),
+            "any address of the page"
+        );
+        assert!(
+            !t.names_translations(page(0x1000, 4)),
+            "another ASID's block stays"
+        );
         assert!(t.names_translations(TlbMaintenance::PageAllAsids(0x1000)));
-        assert!(t.names_translations(page(0x2000, 9)), "a global block, any ASID");
+        assert!(
+            t.names_translations(page(0x2000, 9)),
+            "a global block, any ASID"
+        );
         assert!(!t.names_translations(page(0x3000, 5)), "a dropped block");
         assert!(!t.names_translations(TlbMaintenance::PageAllAsids(0x5000)));
         assert!(
@@ -318,8 +330,14 @@ mod tests {
             t.names_translations(page(0x004f_f000, 7)),
             "another page of a section blocks were translated from"
         );
-        assert!(!t.names_translations(page(0x0050_0000, 6)), "past the section");
-        assert!(!t.names_translations(page(0x003f_f000, 6)), "before the section");
+        assert!(
+            !t.names_translations(page(0x0050_0000, 6)),
+            "past the section"
+        );
+        assert!(
+            !t.names_translations(page(0x003f_f000, 6)),
+            "before the section"
+        );
         assert!(t.names_translations(TlbMaintenance::All));
         assert!(t.names_translations(TlbMaintenance::Asid(200)));
     }
@@ -330,7 +348,10 @@ mod tests {
         named.note_page(0x12345);
         named.note_mapping(0xff00_0000, 24);
         named.note_mapping(0x0001_0000, 16);
-        assert!(named.page(0x1234_5678) && named.page(0x2234_5000), "same bit");
+        assert!(
+            named.page(0x1234_5678) && named.page(0x2234_5000),
+            "same bit"
+        );
         assert!(!named.page(0x1234_4fff) && !named.page(0x1234_6000));
         assert!(named.mapping(0xff00_0000) && named.mapping(0xffff_ffff));
         assert!(!named.mapping(0xfeff_ffff));
@@ -370,7 +391,10 @@ mod tests {
         // Names a block: left for the dispatcher.
         let named = TlbMaintenance::PageAllAsids(0x1000);
         assert_eq!(apply(&e, named, None, false), (false, Some(named), 0));
-        assert_eq!(apply(&e, named, Some(|_| true), true), (false, Some(named), 0));
+        assert_eq!(
+            apply(&e, named, Some(|_| true), true),
+            (false, Some(named), 0)
+        );
         // A mirror without an in-code routine: left.
         assert_eq!(apply(&e, op, None, true), (false, Some(op), 0));
         // The mirror's routine says "dispatch first": applied, but left.
