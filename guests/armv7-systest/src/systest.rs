@@ -1043,6 +1043,15 @@ fn test_short_mmu() {
         "execute from XN page: prefetch abort",
         f && fs_short(mrc_ifsr()) == 0b01111 && mrc_ifar() == VA + 0x2000,
     );
+    // The same branch again to other targets in the page: under the DBT the fetch verdict
+    // is remembered by now, so these aborts are raised from translated code's target-cache
+    // miss path (`fetch_abort_call`), not by the interpreter. (A32 targets only: the
+    // handler's RFE returns to `RECOVER` in the aborted code's instruction set.)
+    let again = (1..7u32).all(|i| {
+        let target = VA + 0x2000 + 0x24 * i;
+        try_exec(target) && fs_short(mrc_ifsr()) == 0b01111 && mrc_ifar() == target
+    });
+    check("execute from XN page again: prefetch aborts", again);
     check(
         "privileged read of privileged-only page",
         !try_read(VA + 0x3000).1,
