@@ -184,9 +184,14 @@ fn run(elf: &[u8], opts: &[&str]) -> (i32, Vec<u8>, Vec<(String, u64)>) {
 /// Runs one program under the interpreter and the translator: same output, and at most
 /// `max_entries` entries into the code cache.
 fn check(what: &str, img: &[u8], entry: u32, max_entries: u64) {
-    let opts = ["--privileged", "--vectors", "--svc-vectors"];
+    check_with(what, img, entry, max_entries, &[]);
+}
+
+/// [`check`] with more runner options.
+fn check_with(what: &str, img: &[u8], entry: u32, max_entries: u64, more: &[&str]) {
+    let opts = [&["--privileged", "--vectors", "--svc-vectors"][..], more].concat();
     let elf = common::elf32(BASE, entry, img);
-    let (si, oi, _) = run(&elf, &["--interp", opts[0], opts[1], opts[2]]);
+    let (si, oi, _) = run(&elf, &[&["--interp"][..], &opts].concat());
     let (st, ot, stats) = run(&elf, &opts);
     assert_eq!(si, 0, "{what}: interpreter status");
     assert_eq!(oi.len(), 4, "{what}: interpreter output");
@@ -380,4 +385,149 @@ fn svc_from_user_mode_agrees_with_the_interpreter() {
     }
     // Each entry from User and each return to it goes through the dispatcher (4 a pass).
     check("User", &img, MAIN, 50 * 5);
+}
+
+/// Returns to User mode on the hinted fast path and around it: the SVC handler's return
+/// block is translated for an `SVC` from A32 User code, then also returns to Thumb User
+/// code (SPSR.T and LR differ from the hint), to User code inside an IT block (SPSR IT
+/// bits: the interpreter returns), to Supervisor mode (SPSR not User), and with the IRQ
+/// line raised by the handler (and sampled by its `WFI`: the return unmasks it, the IRQ
+/// is taken before the first User instruction, and its handler folds where). Every other
+/// pass stays in Supervisor mode: the same `SVC` sites with the hinted LR, an SPSR not
+/// User. The User code reaches its `SVC`s
+/// after `BLX`/`BX` between the instruction sets inside the code cache (the stored
+/// `CPSR.T` is stale there: the entry takes T from the block).
+#[test]
+fn returns_to_user_agree_with_the_interpreter() {
+    const THUMB: u32 = 0x12000;
+    let mut c = Code {
+        thumb: false,
+        h: Vec::new(),
+    };
+    c.mov32(1, VECTORS);
+    c.a32(0xee0c_1f10); // mcr p15, 0, r1, c12, c0, 0 (VBAR)
+    for (mode, sp) in [
+        (0x1f, 0x1234_5670),
+        (0x12, 0x4444_0000),
+        (0x1b, 0x2222_0000),
+    ] {
+        c.a32(0xf102_0000 | mode); // cps #mode
+        c.mov32(1, sp);
+        c.a32(0xe1a0_d001); // mov sp, r1
+    }
+    c.a32(0xf102_0013); // cps #0x13
+    c.mov32(1, 0x3333_0000);
+    c.a32(0xe1a0_d001); // mov sp, r1
+    c.a32(0xf108_0080); // cpsie i
+    c.mov32(0, 0);
+    c.mov32(6, 40);
+    let top = c.h.len();
+    c.a32(0xe316_0002); // tst r6, #2
+    c.a32(0x0321_f010); // msreq cpsr_c, #0x10 (User; else the pass stays in Supervisor
+                        // mode: the same SVC sites, LR as hinted, SPSR not User)
+    c.a32(0xe206_5001); // and r5, r6, #1 (odd passes: the handler raises the IRQ line)
+    c.a32(0xef00_0001); // svc #1
+    c.a32(0xe080_000d); // add r0, r0, sp
+    c.a32(0xe020_01ee); // eor r0, r0, lr, ror #3
+    c.mov32(2, THUMB | 1);
+    c.a32(0xe12f_ff32); // blx r2
+    c.a32(0xef00_0004); // svc #4 (after a return from Thumb code)
+    c.a32(0xe080_05e0); // add r0, r0, r0, ror #11
+    c.a32(0xe7f0_00f2); // udf #2: back in Supervisor mode
+    c.a32(0xef00_0005); // svc #5 (from Supervisor mode)
+    c.loop_back(MAIN, top);
+    c.write_r0_and_exit(OUT);
+    let mut img = vec![0u8; (OUT + 0x1000 - BASE) as usize];
+    let put = |img: &mut Vec<u8>, at: u32, words: &[u32]| {
+        for (k, w) in words.iter().enumerate() {
+            let o = (at - BASE) as usize + 4 * k;
+            img[o..o + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    };
+    let (und, svc, irq) = (VECTORS + 0x20, VECTORS + 0x40, VECTORS + 0x80);
+    put(
+        &mut img,
+        VECTORS + 4,
+        &[common::a32::b(14, VECTORS + 4, und)],
+    );
+    put(
+        &mut img,
+        VECTORS + 8,
+        &[common::a32::b(14, VECTORS + 8, svc)],
+    );
+    put(
+        &mut img,
+        VECTORS + 0x18,
+        &[common::a32::b(14, VECTORS + 0x18, irq)],
+    );
+    put(
+        &mut img,
+        und,
+        &[
+            0xe080_000e, // add r0, r0, lr
+            0xe14f_1000, // mrs r1, spsr
+            0xe3c1_101f, // bic r1, r1, #0x1f
+            0xe381_1013, // orr r1, r1, #0x13
+            0xe16f_f001, // msr spsr_fsxc, r1
+            0xe1b0_f00e, // movs pc, lr
+        ],
+    );
+    let (ret, raise) = (svc + 24, svc + 28);
+    put(
+        &mut img,
+        svc,
+        &[
+            0xe080_000e,                         // add r0, r0, lr
+            0xe14f_1000,                         // mrs r1, spsr
+            0xe080_02e1,                         // add r0, r0, r1, ror #5
+            0xe020_03ed,                         // eor r0, r0, sp, ror #7
+            0xe355_0000,                         // cmp r5, #0
+            common::a32::b(1, svc + 20, raise),  // bne raise
+            0xe1b0_f00e, // ret: movs pc, lr (a block of its own: the hinted return)
+            0xe3a0_2001, // raise: mov r2, #1
+            0xee0e_2f33, // mcr p15, 0, r2, c14, c3, 1 (CNTV_CTL: the IRQ line rises)
+            0xe320_f003, // wfi (samples the line: pending, masked, so it goes on)
+            0xe3a0_5000, // mov r5, #0
+            common::a32::b(14, raise + 16, ret), // b ret
+        ],
+    );
+    put(
+        &mut img,
+        irq,
+        &[
+            0xe3a0_2000, // mov r2, #0
+            0xee0e_2f33, // mcr p15, 0, r2, c14, c3, 1 (the line falls)
+            0xe080_000e, // add r0, r0, lr (where the IRQ was taken)
+            0xe14f_1000, // mrs r1, spsr
+            0xe020_0001, // eor r0, r0, r1
+            0xe25e_f004, // subs pc, lr, #4
+        ],
+    );
+    for (k, hw) in c.h.iter().enumerate() {
+        let o = (MAIN - BASE) as usize + 2 * k;
+        img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+    }
+    let mut t = Code {
+        thumb: true,
+        h: Vec::new(),
+    };
+    t.t16(0x4673); // mov r3, lr (a Supervisor-mode pass's SVCs overwrite LR)
+    t.t16(0xdf02); // svc #2 (entered from A32 code: the stored CPSR.T is stale)
+    t.t16(0x3001); // adds r0, #1
+    t.t16(0x42b6); // cmp r6, r6
+    t.t16(0xbf04); // itt eq
+    t.t16(0xdf03); // svceq #3 (the return's SPSR holds the IT state of the next)
+    t.t16(0x4430); // addeq r0, r6
+    t.t16(0x4718); // bx r3
+    for (k, hw) in t.h.iter().enumerate() {
+        let o = (THUMB - BASE) as usize + 2 * k;
+        img[o..o + 2].copy_from_slice(&hw.to_le_bytes());
+    }
+    check_with(
+        "returns to User",
+        &img,
+        MAIN,
+        40 * 16,
+        &["--irq-line", "--slice=100000"],
+    );
 }
