@@ -46,6 +46,7 @@
 use crate::smp::Mutex;
 use aarch64_cpu::registers::{Readable, TTBR0_EL1};
 use alloc::boxed::Box;
+use alloc::collections::btree_map::Entry;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -630,12 +631,18 @@ impl State {
     /// holds `va`, so that TLB maintenance of any address of that mapping reaches it.
     pub(super) fn record_in_mapping(&mut self, va: u32, size_log2: u8, filled: u32) {
         let base = va & !((1u32 << size_log2) - 1);
-        let filled_list = self.blocks.entry(mapping_key(base, size_log2)).or_default();
+        let filled_list = match self.blocks.entry(mapping_key(base, size_log2)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                // A new mapping: its granules (set until `blocks` is cleared with them).
+                self.block_granules.note(base, size_log2);
+                self.block_sizes |= 1 << size_log2;
+                e.insert(Vec::new())
+            }
+        };
         if filled_list.last() != Some(&filled) {
             filled_list.push(filled);
         }
-        self.block_sizes |= 1 << size_log2;
-        self.block_granules.note(base, size_log2);
     }
 
     /// The host ASID of shadow `i` if it is still the one of generation `generation`
