@@ -272,13 +272,17 @@ fn to_dispatcher(a: &mut Asm, rt: &Runtime, charged: usize) {
     exit_bx(a, rt);
 }
 
-/// After a change of privilege: the engine switches the host's shadow and the return
-/// stack and target cache to the new privilege's ([`privilege::call`]), then the code
+/// After a change of privilege: the code switches the host's shadow and the return
+/// stack and target cache to the new privilege's (the switch cache, [`privilege::cached`];
+/// else the engine, [`privilege::call`]), then the code
 /// charges the `charged` instructions and continues at the guest address in `T_PCV`
 /// through the new context's target cache; the dispatcher when the engine declines or
 /// the cache misses.
 fn to_other_privilege(a: &mut Asm, rt: &Runtime, charged: usize) {
-    let declined = a.label();
+    let (miss, declined) = (a.label(), a.label());
+    privilege::cached(a, miss);
+    through_target_cache(a, rt, charged);
+    a.bind(miss);
     privilege::call(a, declined);
     through_target_cache(a, rt, charged);
     a.bind(declined);

@@ -17,7 +17,7 @@ use core::mem::offset_of;
 
 use super::super::asm::{Asm, Label};
 use super::super::cpu_fields::{self, cp15};
-use super::super::enc::{self, AddSub, Logic, Ls};
+use super::super::enc::{self, Logic, Ls};
 use super::super::gen::{reload_after_call, save_before_call};
 use super::super::ttbr_inline::switch;
 use super::super::{STATE, T_ADDR, T_RES};
@@ -31,25 +31,29 @@ use crate::translate::sys_call::CallCtx;
 const _: () = assert!(KEY_PRIVILEGED == 1 << 1);
 
 /// Emits the switch to the new privilege's context (the `Cpu` already holds the new
-/// mode): through the switch cache when it holds the context of the other privilege with
-/// the current address space, `DACR` and FP state (the FP state is the same at both
-/// privileges unless `CPACR.cp10` is `0b01`, PL1 only), else the call of
-/// [`switch_privilege`] with the guest's registers and flags saved around it, then the
-/// return stack and target cache registers of the (new) current context; goes to
-/// `declined` when the engine did not switch (translated code must then leave to the
-/// dispatcher). Uses `T_ADDR`, `T_OP2`, `T_TMP` and `T_RES`; the guest's R0-R14 and NZCV
-/// are as before.
-pub fn call(a: &mut Asm, declined: Label) {
-    let (slow, done) = (a.label(), a.label());
+/// mode) through the switch cache, when it holds the context of the other privilege
+/// with the current address space, `DACR` and FP state (the FP state is the same at both
+/// privileges unless `CPACR.cp10` is `0b01`, PL1 only); falls through when switched, else
+/// goes to `miss` with nothing changed (then [`call`]). Uses `T_ADDR`, `T_OP2`, `T_TMP`
+/// and `T_RES`; the guest's R0-R14 and NZCV are as before.
+pub fn cached(a: &mut Asm, miss: Label) {
+    let same_fp = a.label();
     a.put(enc::ls_uimm(Ls::LdrX, T_RES, STATE, OFF_CUR_KEY));
     a.put(enc::x_logic_imm(Logic::Eor, T_RES, T_RES, true, 63, 0));
+    // CPACR.cp10 (bits 21:20) = 0b01: to `miss`.
     cpu_fields::field(a, Ls::Ldr, T_ADDR, cp15(offset_of!(Cp15, cpacr)));
-    a.put(enc::x_ubfx(T_ADDR, T_ADDR, 20, 2));
-    a.put(enc::w_addsub_imm(AddSub::Sub, T_ADDR, T_ADDR, 1, false));
-    a.cbz_to(false, T_ADDR, slow);
-    switch::to_cached(a, T_RES, slow);
-    a.b_to(done);
-    a.bind(slow);
+    a.tbnz_to(T_ADDR, 21, same_fp);
+    a.tbnz_to(T_ADDR, 20, miss);
+    a.bind(same_fp);
+    switch::to_cached(a, T_RES, miss);
+}
+
+/// Emits the call of [`switch_privilege`] (after [`cached`] missed) with the guest's
+/// registers and flags saved around it, then the return stack and target cache
+/// registers of the (new) current context; goes to `declined` when the engine did not
+/// switch (translated code must then leave to the dispatcher). Uses `T_ADDR` and
+/// `T_RES`; the guest's R0-R14 and NZCV are as before.
+pub fn call(a: &mut Asm, declined: Label) {
     save_before_call(a, true);
     a.put(enc::x_mov(0, STATE));
     let f = switch_privilege as *const () as u64;
@@ -62,7 +66,6 @@ pub fn call(a: &mut Asm, declined: Label) {
     a.put(enc::x_mov(T_RES, 0));
     reload_after_call(a, true);
     a.cbz_to(false, T_RES, declined);
-    a.bind(done);
 }
 
 /// Called by translated code right after it changed the guest's privilege (the `Cpu`
