@@ -20,6 +20,8 @@ struct Entry {
 pub struct Tlb {
     e: Vec<Entry>,
     generation: u32,
+    /// How often `generation` wrapped to 0 ([`Tlb::stamp`]'s high word).
+    wraps: u32,
 }
 
 /// Byte offset of the generation in a [`Tlb`] (a `u32`): translated code that writes a
@@ -49,6 +51,7 @@ impl Tlb {
                 ENTRIES
             ],
             generation: 0,
+            wraps: 0,
         }
     }
 
@@ -57,6 +60,18 @@ impl Tlb {
     pub fn lookup(&self, va: u32) -> Option<(u64, u8)> {
         let e = &self.e[(va >> 12) as usize & (ENTRIES - 1)];
         (e.vpage == va & !0xfff && e.generation == self.generation).then_some((e.pa_page, e.perms))
+    }
+
+    /// A value that changes at every flush and never comes back (within 2^64 flushes):
+    /// every write of a register the translation depends on (`SCTLR`, `TTBR0`, `TTBR1`,
+    /// `TTBCR`, `DACR`, `CONTEXTIDR`) flushes the TLB, in the interpreter (`Cp15::write`,
+    /// `Cp15::write64`: `Cp15Effect::FlushTlb`) and in translated code (`a64::ttbr_inline`
+    /// increments the generation and leaves a wrap to [`Tlb::flush`]), so an unchanged
+    /// stamp means that none of them was written since (remembered Data Abort verdicts
+    /// are keyed by it).
+    #[inline]
+    pub fn stamp(&self) -> u64 {
+        (self.wraps as u64) << 32 | self.generation as u64
     }
 
     /// Caches a translation.
@@ -73,6 +88,7 @@ impl Tlb {
     pub fn flush(&mut self) {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
+            self.wraps = self.wraps.wrapping_add(1);
             // Wrapped: entries of the generation 2^32 flushes ago must not come back.
             for e in self.e.iter_mut() {
                 e.vpage = INVALID;

@@ -12,9 +12,12 @@
 //!
 //! The table also remembers the guest's verdicts for data accesses per page, access and
 //! regime: Translation, Access flag, Permission and Domain faults, each with a snapshot of
-//! the descriptors its walk read ([`walk_snapshot`]). A verdict holds while the regime is
-//! the same and every descriptor still holds what the walk read: then a walk now would
-//! read the same and give the same fault, so the verdict is exact even when the guest
+//! the descriptors its walk read ([`walk_snapshot`]). The regime is the interpreter TLB's
+//! [`stamp`](crate::mmu::tlb::Tlb::stamp), which every write of `SCTLR`, `TTBR0/1`,
+//! `TTBCR`, `DACR` or `CONTEXTIDR` changes (they all flush that TLB, in the interpreter and
+//! in translated code): one compare instead of six registers. A verdict holds while the
+//! stamp is the same and every descriptor still holds what the walk read: then a walk now
+//! would read the same and give the same fault, so the verdict is exact even when the guest
 //! fills an invalid entry without TLB maintenance (Linux demand paging: the snapshot
 //! differs, the walk runs again). The interpreter's own TLB is looked at first, as
 //! [`Cpu::translate`] does: an entry that permits the access wins over the verdict; a
@@ -24,7 +27,7 @@
 
 pub(crate) mod walk_snapshot;
 
-use super::fetch_aborts::{Generation, Regime};
+use super::fetch_aborts::Generation;
 use crate::bus::Bus;
 use crate::cpu::Cpu;
 use crate::decode::{Insn, Op};
@@ -73,7 +76,9 @@ struct Verdict {
     /// The generation it was learnt in.
     generation: Generation,
     write: bool,
-    regime: Regime,
+    /// The interpreter TLB's [`stamp`](crate::mmu::tlb::Tlb::stamp) when it was learnt:
+    /// no translation register was written since while it is the same.
+    regime: u64,
     /// The `DFSR` value.
     dfsr: u32,
     /// What the walk read.
@@ -89,7 +94,7 @@ impl Default for Verdict {
             page: 0,
             generation: Generation::NONE,
             write: false,
-            regime: Regime::default(),
+            regime: u64::MAX,
             dfsr: 0,
             snapshot: WalkSnapshot::default(),
             tlb: None,
@@ -184,7 +189,7 @@ impl FaultSites {
         if v.page != (va >> 12) + 1
             || v.generation != self.generation
             || v.write != write
-            || v.regime != Regime::of(cpu)
+            || v.regime != cpu.tlb.stamp()
         {
             return None;
         }
@@ -216,6 +221,7 @@ impl FaultSites {
         write: bool,
         unbacked: bool,
     ) -> Option<u32> {
+        let regime = cpu.tlb.stamp();
         let mut rec = Recorder::new(bus);
         let result = cpu.translate(&mut rec, va, pl1_access(write));
         let (snapshot, complete) = (rec.snapshot, rec.complete);
@@ -240,7 +246,7 @@ impl FaultSites {
                 page: (va >> 12) + 1,
                 generation: self.generation,
                 write,
-                regime: Regime::of(cpu),
+                regime,
                 dfsr,
                 snapshot,
                 tlb,
@@ -365,7 +371,9 @@ mod tests {
         assert_eq!(dfsr, Some(1 << 11 | 0x00d), "section Permission fault");
         let entry = cpu.tlb.lookup(VA);
         assert!(entry.is_some());
-        cpu.tlb.flush();
+        // Evicted by another page of the same TLB slot (a flush would forget the verdict).
+        cpu.tlb.insert(VA + (4 << 20), RAM, 0);
+        assert_eq!(cpu.tlb.lookup(VA), None);
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, true), dfsr);
         assert_eq!(cpu.tlb.lookup(VA), entry, "the walk's TLB entry");
         // A stale TLB entry that permits the write (the interpreter uses it).
@@ -383,15 +391,70 @@ mod tests {
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA + 0xf00, false), dfsr);
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA + 0x1000, false), None);
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, true), None);
-        cpu.cp15.contextidr = 5;
-        assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), None);
-        cpu.cp15.contextidr = 0;
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), dfsr);
         s.forget_verdicts();
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), None);
         s.learn(&mut cpu, &mut ram, VA, false, false);
         s.new_run();
         assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), None);
+    }
+
+    /// `MCR p15, opc1, r1, crn, crm, opc2` (`mcrr`: `MCRR p15, opc1, r1, r2, crm`) executed
+    /// by the interpreter.
+    fn write_cp15(cpu: &mut Cpu, ram: &mut FlatRam, mcrr: bool, f: [u32; 4], v: u64) {
+        let [opc1, crn, crm, opc2] = f;
+        let word = if mcrr {
+            0xec40_0f00 | 2 << 16 | 1 << 12 | opc1 << 4 | crm
+        } else {
+            0xee00_0f10 | opc1 << 21 | crn << 16 | 1 << 12 | opc2 << 5 | crm
+        };
+        cpu.r[1] = v as u32;
+        cpu.r[2] = (v >> 32) as u32;
+        let insn = crate::decode::decode_a32(word);
+        assert!(cpu.exec_system(ram, &insn).is_ok(), "{word:#x}");
+    }
+
+    /// Every write of a register the walk depends on (even of the value it holds) forgets
+    /// the verdicts, through the TLB stamp: a writer that did not flush the interpreter's
+    /// TLB would leave them standing. Other CP15 writes keep them.
+    #[test]
+    fn every_translation_register_write_forgets_the_verdicts() {
+        let regs: [(&str, bool, [u32; 4]); 8] = [
+            ("SCTLR", false, [0, 1, 0, 0]),
+            ("TTBR0", false, [0, 2, 0, 0]),
+            ("TTBR1", false, [0, 2, 0, 1]),
+            ("TTBCR", false, [0, 2, 0, 2]),
+            ("DACR", false, [0, 3, 0, 0]),
+            ("CONTEXTIDR", false, [0, 13, 0, 1]),
+            ("MCRR TTBR0", true, [0, 0, 2, 0]),
+            ("MCRR TTBR1", true, [1, 0, 2, 0]),
+        ];
+        for (name, mcrr, f) in regs {
+            let (mut cpu, mut ram) = machine();
+            let mut s = FaultSites::default();
+            let dfsr = s.learn(&mut cpu, &mut ram, VA, false, false);
+            assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), dfsr, "{name}");
+            // TPIDRURW: no translation register.
+            write_cp15(&mut cpu, &mut ram, false, [0, 13, 0, 2], 7);
+            assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), dfsr, "{name}");
+            let c = &cpu.cp15;
+            let now = match f {
+                [0, 1, 0, 0] => c.sctlr as u64,
+                [0, 2, 0, 1] | [1, 0, 2, 0] => c.ttbr1,
+                [0, 2, 0, 2] => c.ttbcr as u64,
+                [0, 3, 0, 0] => c.dacr as u64,
+                [0, 13, 0, 1] => c.contextidr as u64,
+                _ => c.ttbr0,
+            };
+            write_cp15(&mut cpu, &mut ram, mcrr, f, now);
+            assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), None, "{name}");
+            assert_eq!(
+                s.learn(&mut cpu, &mut ram, VA, false, false),
+                dfsr,
+                "{name}"
+            );
+            assert_eq!(verdict(&s, &mut cpu, &mut ram, VA, false), dfsr, "{name}");
+        }
     }
 
     #[test]
