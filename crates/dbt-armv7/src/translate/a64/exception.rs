@@ -197,9 +197,8 @@ pub fn lower(
         if let Some(h) = return_hint(block, charged - 1, imm) {
             fast_return(a, &h, general);
             if h.to == Mode::Usr {
-                // Another privilege: the return address through the User context's
-                // target cache once the code switched to it.
-                mov32(a, T_PCV, h.target | (h.spsr & psr::T != 0) as u32);
+                // Another privilege: the return address (in `T_PCV`) through the User
+                // context's target cache once the code switched to it.
                 to_other_privilege(a, rt, charged);
             } else {
                 link_to(a, h.target);
@@ -316,13 +315,16 @@ struct ReturnHint {
     lr: u32,
     /// The guest address returned to (in the block's instruction set).
     target: u32,
+    /// The return's `imm` (`LR - imm`).
+    imm: u32,
 }
 
 /// The block's hint as a return's fast path uses it: a mode that may return inline, an
 /// `SPSR` naming a mode it may return to in the block's instruction set without IT, J
 /// or E bits, and no instruction before the return (the `index`-th) that writes `LR`
 /// or system state other than by reading it (`MRS`): the `SPSR` or the mode at the
-/// return would not be the hinted ones.
+/// return would not be the hinted ones. A return to User mode needs only the first
+/// three (in either instruction set).
 fn return_hint(block: &GuestBlock, index: usize, imm: u32) -> Option<ReturnHint> {
     let hint = block.hint;
     let from = Mode::from_bits(hint.mode as u32)?;
@@ -332,16 +334,21 @@ fn return_hint(block: &GuestBlock, index: usize, imm: u32) -> Option<ReturnHint>
     // but the fast path returns to it: the checks below hold it to exactly the hinted
     // SPSR (User, its instruction set, no IT/J/E), and the code then switches to the User
     // context and continues through its target cache, in either instruction set.
+    // Its return address is LR's at run time, so instructions before it may write LR
+    // or system state (Linux's `msr spsr_cxsf` + `ldmdb sp, {r1 - lr}^` before
+    // `movs pc, lr`): the mode, the SPSR and the lines are checked when it runs.
     let to_user = to == Mode::Usr;
     let ok = hint.mode == from as u8
         && MODE_INFO[from as usize] & 1 << MODE_NO_RETURN_BIT == 0
         && (to_user || MODE_INFO[to as usize] & 1 << MODE_NOT_TARGET_BIT == 0)
         && hint.spsr & (psr::IT_MASK | psr::J | psr::E) == 0
         && (to_user || thumb == block.key.thumb)
-        && block.insns[..index].iter().all(|g| {
-            let info = g.insn.info();
-            info.writes & 1 << 14 == 0 && (!info.sensitive || matches!(g.insn.op, Op::Mrs { .. }))
-        });
+        && (to_user
+            || block.insns[..index].iter().all(|g| {
+                let info = g.insn.info();
+                info.writes & 1 << 14 == 0
+                    && (!info.sensitive || matches!(g.insn.op, Op::Mrs { .. }))
+            }));
     let target = hint.lr.wrapping_sub(imm) & if thumb { !1 } else { !3 };
     ok.then_some(ReturnHint {
         from,
@@ -349,6 +356,7 @@ fn return_hint(block: &GuestBlock, index: usize, imm: u32) -> Option<ReturnHint>
         spsr: hint.spsr,
         lr: hint.lr,
         target,
+        imm,
     })
 }
 
@@ -449,7 +457,8 @@ fn fast_entry(
 }
 
 /// A return's fast path under hint `h` (checked: else `general`); the caller links to
-/// `h.target`, or for a return to User mode switches to the User context first.
+/// `h.target`, or for a return to User mode (target in `T_PCV`) switches to the User
+/// context first.
 fn fast_return(a: &mut Asm, h: &ReturnHint, general: Label) {
     let (cur, spsr, t, lr) = (T_OP2, T_RES, T_TMP, T_AMT);
     // The mode as hinted, and no interrupt line raised (the return may unmask it: the
@@ -494,10 +503,26 @@ fn fast_return(a: &mut Asm, h: &ReturnHint, general: Label) {
     mov32(a, t, h.spsr << 4);
     a.put(enc::w_logic_reg(Logic::Eor, t, t, spsr, enc::Sh::Lsl, 4));
     a.cbnz_to(t, general);
-    // LR as hinted: the return address is the linked one.
-    mov32(a, lr, h.lr);
-    a.put(enc::w_addsub_reg(AddSub::Sub, lr, 14, lr, enc::Sh::Lsl, 0));
-    a.cbnz_to(lr, general);
+    // LR as hinted: the return address is the linked one. A return to User goes
+    // through the target cache with the address LR gives at run time, taken here
+    // before the banks change: `T_PCV` = `LR - imm` in the checked SPSR's instruction
+    // set (with the instruction-set bit of an exit).
+    if h.to == Mode::Usr {
+        if h.imm == 0 {
+            a.put(enc::w_mov(T_PCV, 14));
+        } else {
+            a.put(enc::w_addsub_imm(AddSub::Sub, T_PCV, 14, h.imm, false));
+        }
+        if h.spsr & psr::T != 0 {
+            logic_imm(a, Logic::Orr, T_PCV, T_PCV, 1);
+        } else {
+            logic_imm(a, Logic::And, T_PCV, T_PCV, !3);
+        }
+    } else {
+        mov32(a, lr, h.lr);
+        a.put(enc::w_addsub_reg(AddSub::Sub, lr, 14, lr, enc::Sh::Lsl, 0));
+        a.cbnz_to(lr, general);
+    }
     if h.to != h.from {
         swap_banks(a, h.from, h.to);
         a.put(enc::w_movz(t, h.to as u16, 0));
