@@ -26,7 +26,7 @@ use crate::mmu::{self, Access, TlbMaintenance};
 
 mod tlb_in_block;
 pub use tlb_in_block::InBlockTlb;
-use tlb_in_block::Named;
+use tlb_in_block::{HostTlb, Named};
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -540,6 +540,8 @@ impl<G: CodeGen> Dbt<G> {
         self.fault_sites.new_run();
         let mirrors = mem.mirrors_guest_mmu();
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
+        // TLB maintenance inside a block: the host's side, asked once.
+        let host_tlb = HostTlb::of(mem);
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
         self.state.inline_ttbr = (!mirrors || in_code_switch.is_some()) as u32;
         // The switch cache: contexts translated code switches to by itself.
@@ -777,7 +779,7 @@ impl<G: CodeGen> Dbt<G> {
                     self.block_map_sizes,
                     &self.named,
                     &mut self.fetch_aborts,
-                    &*mem,
+                    host_tlb,
                 ),
             };
             // Instructions that translated code hands to the system model find the CPU

@@ -102,6 +102,30 @@ pub(super) fn drops(b: &Block, asid: Option<u8>) -> bool {
     }
 }
 
+/// The host's side of TLB maintenance inside a block (asked once per `Dbt::run`: the
+/// [`InBlockTlb`] is made at every entry into the code cache, about two million times in a
+/// Linux boot).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum HostTlb {
+    /// The host does not mirror the guest's stage 1: nothing to apply there.
+    Nothing,
+    /// The host's routine (`CodeMemory::in_code_tlb_maintenance`).
+    Routine(fn(TlbMaintenance) -> bool),
+    /// The host mirrors the guest's stage 1 but has no routine: every operation leaves.
+    Leave,
+}
+
+impl HostTlb {
+    /// What host `mem` does.
+    pub(super) fn of(mem: &dyn CodeMemory) -> HostTlb {
+        if !mem.mirrors_guest_mmu() {
+            return HostTlb::Nothing;
+        }
+        mem.in_code_tlb_maintenance()
+            .map_or(HostTlb::Leave, HostTlb::Routine)
+    }
+}
+
 /// The engine's side of TLB maintenance inside a block, for one entry into the code
 /// cache: what it reads of the translations, and what it forgets.
 pub struct InBlockTlb<'a> {
@@ -111,17 +135,14 @@ pub struct InBlockTlb<'a> {
     block_map_sizes: u32,
     named: &'a Named,
     fetch_aborts: &'a mut FetchAborts,
-    /// The host's mirror's maintenance from inside translated code (`None` with a host
-    /// that mirrors the guest's stage 1 but has none: every operation leaves).
-    host: Option<fn(TlbMaintenance) -> bool>,
-    mirrors: bool,
+    host: HostTlb,
     /// Operations applied (for the engine's `Stats::tlb_maintenance`).
     pub applied: u64,
 }
 
 impl<'a> InBlockTlb<'a> {
     /// The [`InBlockTlb`] of the next entry into the code cache, from the engine's
-    /// fields it reads and forgets; `mem` tells the host's side.
+    /// fields it reads and forgets and the host's side.
     pub(super) fn new(
         blocks: &'a [Block],
         by_page: &'a BTreeMap<u32, Vec<u32>>,
@@ -129,9 +150,8 @@ impl<'a> InBlockTlb<'a> {
         block_map_sizes: u32,
         named: &'a Named,
         fetch_aborts: &'a mut FetchAborts,
-        mem: &dyn CodeMemory,
+        host: HostTlb,
     ) -> InBlockTlb<'a> {
-        let mirrors = mem.mirrors_guest_mmu();
         InBlockTlb {
             blocks,
             by_page,
@@ -139,12 +159,7 @@ impl<'a> InBlockTlb<'a> {
             block_map_sizes,
             named,
             fetch_aborts,
-            host: if mirrors {
-                mem.in_code_tlb_maintenance()
-            } else {
-                None
-            },
-            mirrors,
+            host,
             applied: 0,
         }
     }
@@ -197,7 +212,7 @@ impl InBlockTlb<'_> {
         let Some(op) = cpu.cp15.tlb_maintenance else {
             return false;
         };
-        if self.names_translations(op) || (self.mirrors && self.host.is_none()) {
+        if self.names_translations(op) || matches!(self.host, HostTlb::Leave) {
             return false;
         }
         cpu.cp15.tlb_maintenance = None;
@@ -210,7 +225,10 @@ impl InBlockTlb<'_> {
             unsafe { (*(state.fault_sites as *mut FaultSites)).forget_verdicts() };
         }
         // The host's mirror (the interpreter's TLB was flushed by the write itself).
-        self.host.is_none_or(|host| host(op))
+        match self.host {
+            HostTlb::Routine(host) => host(op),
+            HostTlb::Nothing | HostTlb::Leave => true,
+        }
     }
 }
 
@@ -281,12 +299,7 @@ mod tests {
         (blocks, by_page, BTreeSet::from([(0x0040_0000, 20)]), named)
     }
 
-    fn tlb<'a>(
-        e: &'a Engine,
-        fa: &'a mut FetchAborts,
-        host: Option<fn(TlbMaintenance) -> bool>,
-        mirrors: bool,
-    ) -> InBlockTlb<'a> {
+    fn tlb<'a>(e: &'a Engine, fa: &'a mut FetchAborts, host: HostTlb) -> InBlockTlb<'a> {
         InBlockTlb {
             blocks: &e.0,
             by_page: &e.1,
@@ -295,7 +308,6 @@ mod tests {
             named: &e.3,
             fetch_aborts: fa,
             host,
-            mirrors,
             applied: 0,
         }
     }
@@ -304,7 +316,7 @@ mod tests {
     fn names_exactly_what_the_dispatcher_drops() {
         let e = engine();
         let mut fa = FetchAborts::default();
-        let t = tlb(&e, &mut fa, None, false);
+        let t = tlb(&e, &mut fa, HostTlb::Nothing);
         let page = |va, asid| TlbMaintenance::Page { va, asid };
         assert!(t.names_translations(page(0x1000, 5)), "its ASID's block");
         assert!(
@@ -368,16 +380,11 @@ mod tests {
     }
 
     /// `apply` of `op` recorded: (its answer, the operation still recorded, applied).
-    fn apply(
-        e: &Engine,
-        op: TlbMaintenance,
-        host: Option<fn(TlbMaintenance) -> bool>,
-        mirrors: bool,
-    ) -> (bool, Option<TlbMaintenance>, u64) {
+    fn apply(e: &Engine, op: TlbMaintenance, host: HostTlb) -> (bool, Option<TlbMaintenance>, u64) {
         let mut fa = FetchAborts::default();
         let mut st = GuestState::default();
         let mut cpu = recorded(op);
-        let mut t = tlb(e, &mut fa, host, mirrors);
+        let mut t = tlb(e, &mut fa, host);
         let go_on = t.apply(&mut cpu, &mut st);
         (go_on, cpu.cp15.tlb_maintenance, t.applied)
     }
@@ -387,18 +394,18 @@ mod tests {
         let e = engine();
         let op = TlbMaintenance::PageAllAsids(0x5000);
         // Without a mirror (MMU-off code): nothing but the engine's side.
-        assert_eq!(apply(&e, op, None, false), (true, None, 1));
+        assert_eq!(apply(&e, op, HostTlb::Nothing), (true, None, 1));
         // Names a block: left for the dispatcher.
         let named = TlbMaintenance::PageAllAsids(0x1000);
-        assert_eq!(apply(&e, named, None, false), (false, Some(named), 0));
+        assert_eq!(apply(&e, named, HostTlb::Nothing), (false, Some(named), 0));
         assert_eq!(
-            apply(&e, named, Some(|_| true), true),
+            apply(&e, named, HostTlb::Routine(|_| true)),
             (false, Some(named), 0)
         );
         // A mirror without an in-code routine: left.
-        assert_eq!(apply(&e, op, None, true), (false, Some(op), 0));
+        assert_eq!(apply(&e, op, HostTlb::Leave), (false, Some(op), 0));
         // The mirror's routine says "dispatch first": applied, but left.
-        assert_eq!(apply(&e, op, Some(|_| false), true), (false, None, 1));
-        assert_eq!(apply(&e, op, Some(|_| true), true), (true, None, 1));
+        assert_eq!(apply(&e, op, HostTlb::Routine(|_| false)), (false, None, 1));
+        assert_eq!(apply(&e, op, HostTlb::Routine(|_| true)), (true, None, 1));
     }
 }
