@@ -18,7 +18,7 @@
 use dbt_armv7::bus::{Bus, BusFault, FlatRam};
 use dbt_armv7::cpu::{psr, Cpu, Mode};
 use dbt_armv7::decode::{decode_a32, decode_thumb};
-use dbt_armv7::translate::a64::{deliver_guest_abort, BUDGET, IBTC, STATE};
+use dbt_armv7::translate::a64::{deliver_guest_abort, deliver_remembered, BUDGET, IBTC, STATE};
 use dbt_armv7::translate::fault_sites::FaultSites;
 use dbt_armv7::translate::state::{GuestState, IBTC_ENTRIES};
 use dbt_armv7::translate::sys_call::CallCtx;
@@ -176,10 +176,13 @@ fn cpu(format: Format, thumb: bool) -> Cpu {
 struct Outcome {
     delivered: bool,
     reads: u32,
+    /// Delivered by `deliver_remembered` (the vector's first call, a verdict that holds).
+    remembered: bool,
 }
 
-/// Runs the load once through `deliver_guest_abort` (with `sites` kept across steps) and
-/// once through `Cpu::step`, and checks that they agree.
+/// Runs the load once through the handler as the runtime's vector calls it
+/// (`deliver_remembered`, then `deliver_guest_abort` if that declines; `sites` kept across
+/// steps) and once through `Cpu::step`, and checks that they agree.
 fn fault(bus: &mut Counting, sites: &mut FaultSites, format: Format, thumb: bool) -> Outcome {
     let what = format!("{format:?} thumb {thumb}");
     let mut fast = cpu(format, thumb);
@@ -212,11 +215,27 @@ fn fault(bus: &mut Counting, sites: &mut FaultSites, format: Format, thumb: bool
     x[IBTC as usize] = ibtc.as_ptr() as u64;
     let x0 = x;
     let mut pc = HOST;
-    // SAFETY: `x` is a translated context of this engine state (`st`: the sites, the
-    // CPU and bus through `call`), all alive for the call; FlatRam keeps its RAM in place.
     bus.reads = 0;
-    let delivered =
-        unsafe { deliver_guest_abort(&mut x, &mut pc, FLAGS, VA as u64, CACHE, EPILOGUE, false) };
+    let site = *sites.get(HOST).expect("the recorded site");
+    // SAFETY: `x` is a translated context of this engine state (`st`: the sites, the
+    // CPU and bus through `call`), all alive for the call; FlatRam keeps its RAM in place;
+    // `site` is HOST's.
+    let remembered =
+        unsafe { deliver_remembered(&mut x, &mut pc, FLAGS, VA as u64, &site, EPILOGUE) };
+    let delivered = remembered || {
+        assert_eq!(
+            (x, pc),
+            (x0, HOST),
+            "{what}: a declined verdict changes nothing"
+        );
+        assert_eq!(
+            fast.cpsr(),
+            cpu(format, thumb).cpsr(),
+            "{what}: nor the CPSR"
+        );
+        // SAFETY: as for `deliver_remembered`.
+        unsafe { deliver_guest_abort(&mut x, &mut pc, FLAGS, VA as u64, CACHE, EPILOGUE, false) }
+    };
     // SAFETY: `call.bus` is `bus`, no longer used through the pointer.
     let reads = unsafe { (*(call.bus as *mut Counting)).reads };
     assert_eq!(
@@ -230,7 +249,11 @@ fn fault(bus: &mut Counting, sites: &mut FaultSites, format: Format, thumb: bool
             "{what}: a declined fault changes nothing"
         );
         assert_eq!(interp.reg(2), WORD, "{what}: the interpreter's load");
-        return Outcome { delivered, reads };
+        return Outcome {
+            delivered,
+            reads,
+            remembered,
+        };
     }
     assert_eq!(pc, VECTOR_HOST, "{what}: goes on at the vector's block");
     assert_eq!(
@@ -258,7 +281,11 @@ fn fault(bus: &mut Counting, sites: &mut FaultSites, format: Format, thumb: bool
         interp.icount - before,
         "{what}: instructions charged"
     );
-    Outcome { delivered, reads }
+    Outcome {
+        delivered,
+        reads,
+        remembered,
+    }
 }
 
 /// A step: its name, the descriptor it writes (physical address, value), whether the
@@ -304,6 +331,11 @@ fn run(format: Format, thumb: bool) {
         let o = fault(&mut bus, &mut sites, format, thumb);
         assert_eq!(o.delivered, abort, "{what} step {k} ({name})");
         assert_eq!(o.reads, walk_reads, "{what} step {k} ({name}): bus reads");
+        assert_eq!(
+            o.remembered,
+            abort && walk_reads == 0,
+            "{what} step {k} ({name}): from the verdict alone"
+        );
     }
     assert_eq!(sites.delivered, 7, "{what}");
 }

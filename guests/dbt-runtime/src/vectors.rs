@@ -2,9 +2,11 @@
 //! unmapped or wrapped address, write-protected code page, alignment on device memory, an
 //! external abort the hypervisor injects for an access nothing backs) are first looked up
 //! in assembly (`dbt_rt_sync_el1`): at a load or store the engine has seen take the
-//! guest's Data Abort before, `dbt_rt_guest_abort` (`deliver_at_site`) takes the
-//! guest's abort if the guest's own translation refuses the access (a remembered verdict
-//! whose descriptors still hold, or a walk), with only the general-purpose registers kept,
+//! guest's Data Abort before, `dbt_rt_guest_abort_remembered` (`deliver_remembered`, a
+//! leaf: the vector saves only the caller-saved registers for it) takes the guest's abort
+//! if a remembered verdict whose descriptors still hold refuses the access, else
+//! `dbt_rt_guest_abort` (`deliver_at_site`) does if a walk refuses it, with only the
+//! general-purpose registers kept,
 //! and translated code goes on in the guest's handler. The rest are shadow misses to fill,
 //! or go back to the engine through `redirect_fault`, which resumes at the epilogue with
 //! the exact guest state. Aborts of the bus probes (`bus.rs`) return a failure to their
@@ -15,7 +17,7 @@
 use aarch64_cpu::registers::*;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use dbt_armv7::translate::a64::STATE;
-use dbt_armv7::translate::a64::{deliver_at_site, redirect_fault};
+use dbt_armv7::translate::a64::{deliver_at_site, deliver_remembered, redirect_fault};
 use dbt_armv7::translate::fault_sites::{FaultSite, FaultSites, FAULT_SITES};
 use dbt_armv7::translate::state::GuestState;
 
@@ -178,6 +180,10 @@ core::arch::global_asm!(
     "ldr x1, [x0]",
     "cmp x1, x2",
     "b.ne 8f",
+    // The caller-saved registers (Rust code may change them), and the callee-saved ones
+    // the Rust code reads from the frame (IBTC x25, BUDGET x27, STATE x28); the other
+    // callee-saved ones are stored only if the general path takes over (7:). The site
+    // and the epilogue wait in the ELR/SPSR slots for the second call.
     "stp x4, x5, [sp, #32]",
     "stp x6, x7, [sp, #48]",
     "stp x8, x9, [sp, #64]",
@@ -185,19 +191,25 @@ core::arch::global_asm!(
     "stp x12, x13, [sp, #96]",
     "stp x14, x15, [sp, #112]",
     "stp x16, x17, [sp, #128]",
-    "stp x18, x19, [sp, #144]",
-    "stp x20, x21, [sp, #160]",
-    "stp x22, x23, [sp, #176]",
-    "stp x24, x25, [sp, #192]",
-    "stp x26, x27, [sp, #208]",
-    "stp x28, x29, [sp, #224]",
+    "str x18, [sp, #144]",
+    "str x25, [sp, #200]",
+    "str x27, [sp, #216]",
+    "str x28, [sp, #224]",
     "str x30, [sp, #240]",
     "mov x2, x0",
     "ldr x3, [x3, #16]",
+    "stp x2, x3, [sp, #248]",
+    "mov x0, sp",
+    "mrs x1, spsr_el1",
+    // A remembered verdict (a leaf: no callee-saved register saved), else the walk.
+    "bl dbt_rt_guest_abort_remembered",
+    "cbnz x0, 6f",
+    "ldp x2, x3, [sp, #248]",
     "mov x0, sp",
     "mrs x1, spsr_el1",
     "bl dbt_rt_guest_abort",
     "cbz x0, 7f",
+    "6:",
     "msr elr_el1, x0",
     "ldp x2, x3, [sp, #16]",
     "ldp x4, x5, [sp, #32]",
@@ -213,11 +225,18 @@ core::arch::global_asm!(
     "ldp x0, x1, [sp]",
     "add sp, sp, #272",
     "eret",
-    // Declined: x0-x30 are in the frame; ELR_EL1 and SPSR_EL1 are still the fault's
-    // (interrupts stay masked in the vector).
+    // Declined: x0-x18, x25, x27, x28 and x30 are in the frame, the other callee-saved
+    // registers hold the interrupted code's values (the Rust calls kept them); ELR_EL1
+    // and SPSR_EL1 are still the fault's (interrupts stay masked in the vector).
     "7:",
+    "str x19, [sp, #152]",
+    "stp x20, x21, [sp, #160]",
+    "stp x22, x23, [sp, #176]",
+    "str x24, [sp, #192]",
+    "str x26, [sp, #208]",
+    "str x29, [sp, #232]",
     "mrs x1, elr_el1",
-    "stp x30, x1, [sp, #240]",
+    "str x1, [sp, #248]",
     "mrs x1, spsr_el1",
     "str x1, [sp, #256]",
     "mov x0, #4",
@@ -316,6 +335,27 @@ extern "C" fn dbt_rt_guest_abort(
             false,
         )
     };
+    if delivered {
+        pc
+    } else {
+        0
+    }
+}
+
+/// [`dbt_rt_guest_abort`] from a remembered verdict only, without calls
+/// (`deliver_remembered`): where translated code goes on, or 0 if the verdicts do not
+/// decide it (the context unchanged; the vector then calls [`dbt_rt_guest_abort`]).
+#[no_mangle]
+extern "C" fn dbt_rt_guest_abort_remembered(
+    f: &mut Frame,
+    pstate: u64,
+    site: &FaultSite,
+    epilogue: u64,
+) -> u64 {
+    let mut pc = ELR_EL1.get();
+    // SAFETY: as in `dbt_rt_guest_abort`.
+    let delivered =
+        unsafe { deliver_remembered(&mut f.x, &mut pc, pstate, FAR_EL1.get(), site, epilogue) };
     if delivered {
         pc
     } else {

@@ -56,7 +56,7 @@ impl Tlb {
     }
 
     /// Cached `(pa_page, perms)` for the page of `va`.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, va: u32) -> Option<(u64, u8)> {
         let e = &self.e[(va >> 12) as usize & (ENTRIES - 1)];
         (e.vpage == va & !0xfff && e.generation == self.generation).then_some((e.pa_page, e.perms))

@@ -183,7 +183,7 @@ impl FaultSites {
     ///
     /// The bus of the current run is the one the verdict was learnt through (the engine
     /// calls [`FaultSites::new_run`] at the start of every run).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn verdict(&self, cpu: &mut Cpu, va: u32, write: bool) -> Option<u32> {
         let v = &self.verdicts[verdict_slot(va)];
         if v.page != (va >> 12) + 1

@@ -103,6 +103,47 @@ pub unsafe fn deliver_at_site(
     epilogue: u64,
     unbacked: bool,
 ) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { deliver::<false>(x, pc, pstate, addr, site, epilogue, unbacked) }
+}
+
+/// [`deliver_at_site`] from a remembered verdict only, without calls (a leaf function
+/// for the runtime's vector, which saves no callee-saved register for it): false, the
+/// context unchanged, wherever [`deliver_at_site`] would walk, learn or sample the
+/// interrupt lines (no verdict that holds; `CPSR.I` or `CPSR.F` clear), or decline; the
+/// caller then calls [`deliver_at_site`].
+///
+/// # Safety
+///
+/// As for [`deliver_at_site`].
+#[inline]
+pub unsafe fn deliver_remembered(
+    x: &mut [u64; 31],
+    pc: &mut u64,
+    pstate: u64,
+    addr: u64,
+    site: &FaultSite,
+    epilogue: u64,
+) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { deliver::<true>(x, pc, pstate, addr, site, epilogue, false) }
+}
+
+/// [`deliver_at_site`] (`REMEMBERED`: [`deliver_remembered`]).
+///
+/// # Safety
+///
+/// As for [`deliver_at_site`].
+#[inline(always)]
+unsafe fn deliver<const REMEMBERED: bool>(
+    x: &mut [u64; 31],
+    pc: &mut u64,
+    pstate: u64,
+    addr: u64,
+    site: &FaultSite,
+    epilogue: u64,
+    unbacked: bool,
+) -> bool {
     let offset = addr & 0xfff;
     if addr >> 32 != 0 || !(4..=0xffc).contains(&offset) {
         return false;
@@ -123,7 +164,7 @@ pub unsafe fn deliver_at_site(
         let ctx = &mut *(st.link_site as *mut CallCtx<'_>);
         (&mut *ctx.cpu, ctx.bus)
     };
-    let Some(fsr) = guest_abort(cpu, bus, sites, addr as u32, &site, unbacked) else {
+    let Some(fsr) = guest_abort::<REMEMBERED>(cpu, bus, sites, addr as u32, &site, unbacked) else {
         return false;
     };
     // The interpreter's entry for the instruction (as after the engine's fault exit):
@@ -165,8 +206,10 @@ pub unsafe fn deliver_at_site(
 /// The guest's `DFSR` value if the access of `site` at `va` from the current
 /// (privileged) mode is a Data Abort that the interpreter would raise exactly so (or a
 /// refusal by a valid entry that `sites` remembers for the current regime), else `None`.
-/// `unbacked`: see [`deliver_guest_abort`].
-fn guest_abort(
+/// `unbacked`: see [`deliver_guest_abort`]. `REMEMBERED`: `None` instead of sampling
+/// the interrupt lines or walking.
+#[inline(always)]
+fn guest_abort<const REMEMBERED: bool>(
     cpu: &mut Cpu,
     bus: *mut dyn Bus,
     sites: &mut FaultSites,
@@ -186,13 +229,18 @@ fn guest_abort(
         return None;
     }
     // `Cpu::step` takes a pending unmasked interrupt before the instruction.
-    if (!cpu.flag(psr::I) || !cpu.flag(psr::F)) && interrupt_pending(cpu) {
-        return None;
+    if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
+        if REMEMBERED || interrupt_pending(cpu) {
+            return None;
+        }
     }
     // SAFETY: the run's bus is `bus`, through which the engine (new_run at each run)
     // had every verdict learnt.
     if let Some(dfsr) = unsafe { sites.verdict(cpu, va, write) } {
         return Some(dfsr);
+    }
+    if REMEMBERED {
+        return None;
     }
     // SAFETY: the entry's bus, not otherwise in use (`deliver_guest_abort`'s contract).
     learn(sites, cpu, unsafe { &mut *bus }, va, write, unbacked)

@@ -32,7 +32,7 @@ mod ttbr_inline;
 pub mod vfp;
 pub mod vfp_host;
 
-pub use fast_abort::{deliver_at_site, deliver_guest_abort};
+pub use fast_abort::{deliver_at_site, deliver_guest_abort, deliver_remembered};
 pub use gen::A64Gen;
 
 use super::state::EXIT_FAULT;

@@ -43,6 +43,7 @@ impl Read {
     ///
     /// `host` is still the address of the word in the bus's RAM (see
     /// [`WalkSnapshot::holds`]).
+    #[inline(always)]
     unsafe fn current(&self) -> u64 {
         // SAFETY: an aligned word of guest RAM (the caller's contract; `Recorder` keeps
         // only aligned addresses); another vCPU may write it, hence the atomic load.
@@ -71,7 +72,7 @@ impl WalkSnapshot {
     /// The bus the snapshot was recorded through still maps guest RAM at the host
     /// addresses [`Bus::ram`] gave then (the caller forgets snapshots when it gets
     /// another bus: [`FaultSites::new_run`](super::FaultSites::new_run)).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn holds(&self) -> bool {
         let reads = &self.reads[..self.len as usize];
         // SAFETY: the caller's contract.
