@@ -28,11 +28,22 @@ const ISB: u32 = 0xd503_3fdf;
 /// [`GuestState::cur_key`]: crate::translate::state::GuestState::cur_key
 pub fn to_cached(a: &mut Asm, key: u8, miss: Label) {
     debug_assert!(![T_ADDR, T_OP2, T_TMP].contains(&key));
-    // The entry: `contexts::switch_cache::slot` of the key.
-    a.put(enc::x_ubfx(T_TMP, key, KEY_SPACE_LSB, 3));
-    a.put(enc::w_logic_reg(Logic::Eor, T_TMP, T_TMP, key, Sh::Lsr, 1));
-    let (immr, imms) = enc::logic_imm32(SWITCH_ENTRIES as u32 - 1).expect("a run of ones");
-    a.put(enc::w_logic_imm(Logic::And, T_TMP, T_TMP, immr, imms));
+    // The entry: `contexts::switch_cache::slot` of the key, `(key >> 16 ^ key >> 1) & 7`,
+    // as bits 3:1 of `key ^ key >> 15` (two instructions).
+    a.put(enc::w_logic_reg(
+        Logic::Eor,
+        T_TMP,
+        key,
+        key,
+        Sh::Lsr,
+        KEY_SPACE_LSB - 1,
+    ));
+    a.put(enc::x_ubfx(
+        T_TMP,
+        T_TMP,
+        1,
+        SWITCH_ENTRIES.trailing_zeros() as u8,
+    ));
     a.put(enc_alu::x_add_lsl(T_TMP, STATE, T_TMP, ENTRY_SHIFT));
     a.put(enc::x_addsub_imm(
         AddSub::Add,
@@ -83,19 +94,15 @@ mod tests {
             .chunks(4)
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             .collect();
-        // ubfx x22, x20, #16, #3; eor w22, w22, w20, lsr #1; and w22, w22, #7;
-        // add x22, x28, x22, lsl #6.
-        assert_eq!(
-            words[..4],
-            [0xd350_4a96, 0x4a54_06d6, 0x1200_0ad6, 0x8b16_1b96]
-        );
+        // eor w22, w20, w20, lsr #15; ubfx x22, x22, #1, #3; add x22, x28, x22, lsl #6.
+        assert_eq!(words[..3], [0x4a54_3e96, 0xd341_0ed6, 0x8b16_1b96]);
     }
 
     #[test]
     fn slot_is_the_emitted_one() {
         for (p, asid, dacr, fp) in [(true, 0x105, 0x55, true), (false, 0x1ff, 1, false)] {
             let k = key((p, asid, dacr, fp));
-            let emitted = ((k >> 16) & 7 ^ (k as u32 >> 1) as u64) & 7;
+            let emitted = ((k as u32 ^ k as u32 >> 15) >> 1) & 7;
             assert_eq!(slot(k), emitted as usize);
         }
     }
