@@ -527,6 +527,12 @@ fn try_read(addr: u32) -> (u32, bool) {
     (v, counts()[4] != before)
 }
 
+/// [`try_read`] at one load instruction whatever the caller's loop unrolling.
+#[inline(never)]
+fn try_read_at_one_site(addr: u32) -> (u32, bool) {
+    try_read(addr)
+}
+
 /// Stores to `addr`, resuming after the store if it aborts. Returns whether it aborted.
 fn try_write(addr: u32, v: u32) -> bool {
     let before = counts()[4];
@@ -1024,6 +1030,43 @@ fn test_short_mmu() {
     check(
         "unmapped page: translation fault (page)",
         f && fs_short(mrc_dfsr()) == 0b00111 && mrc_dfar() == VA + 0x4000,
+    );
+    // One load site, the unmapped page again and again, its level-2 entry filled between
+    // (without TLB maintenance: a Translation fault is never cached, a DSB makes the entry
+    // visible to the next walk) and emptied again (with maintenance). Under the DBT the
+    // repeated aborts come from the remembered verdict, which must not hold once the
+    // entry it read has changed.
+    let again = (0..12u32).all(|k| {
+        let mapped = k % 4 == 3;
+        let offset = 4 + 4 * (k % 4);
+        // SAFETY: L2 is the live level-2 table; entry 4 maps (or not) VA + 0x4000.
+        let entry = unsafe { (addr_of_mut!(L2) as *mut u32).add(4) };
+        if mapped {
+            // SAFETY: as above; DATA stays mapped by the identity map.
+            unsafe {
+                write_volatile(entry, addr_of!(DATA) as u32 | 0x03e);
+                asm!("dsb", "isb");
+            }
+        }
+        let addr = VA + 0x4000 + offset;
+        let (v, f) = try_read_at_one_site(addr);
+        let ok = if mapped {
+            // SAFETY: DATA is RAM of ours.
+            !f && v
+                == unsafe { read_volatile((addr_of!(DATA) as *const u32).add(offset as usize / 4)) }
+        } else {
+            f && fs_short(mrc_dfsr()) == 0b00111 && mrc_dfar() == addr
+        };
+        if mapped {
+            // SAFETY: as above.
+            unsafe { write_volatile(entry, 0) };
+            tlbiall();
+        }
+        ok
+    });
+    check(
+        "unmapped page again, its entry filled and emptied between: translation faults",
+        again,
     );
     let (_, f) = try_read(0xa000_0000);
     check(
