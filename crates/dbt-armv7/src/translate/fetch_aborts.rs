@@ -6,9 +6,11 @@
 //!
 //! Exactness: a TLB may hold a valid entry, permissions and all, until TLB maintenance
 //! names it, and only under the translation regime it was made in (ARM ARM B3.10); so a
-//! verdict is kept per page, privilege and the registers that shape the regime (`SCTLR`,
-//! `TTBCR`, `TTBR0`, `TTBR1`, `DACR`, `CONTEXTIDR`: any difference misses), and all are
-//! forgotten at any TLB maintenance. Translation and Access flag faults are never kept:
+//! verdict is kept per page, privilege and regime, and all are forgotten at any TLB
+//! maintenance. The regime is the interpreter TLB's [`stamp`](crate::mmu::tlb::Tlb::stamp),
+//! which every write of a register that shapes it (`SCTLR`, `TTBCR`, `TTBR0`, `TTBR1`,
+//! `DACR`, `CONTEXTIDR`; in the interpreter and in translated code) changes, even a write
+//! of the value the register holds: one compare instead of six registers. Translation and Access flag faults are never kept:
 //! an invalid entry is not cached by a TLB, so the guest may fill it and branch again
 //! without maintenance.
 //!
@@ -77,32 +79,6 @@ impl Generation {
     }
 }
 
-/// The translation regime a verdict holds in (also for Data Aborts: `fault_sites`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Regime {
-    sctlr: u32,
-    ttbcr: u32,
-    ttbr0: u64,
-    ttbr1: u64,
-    dacr: u32,
-    contextidr: u32,
-}
-
-impl Regime {
-    /// `cpu`'s current regime.
-    pub(crate) fn of(cpu: &Cpu) -> Regime {
-        let c = &cpu.cp15;
-        Regime {
-            sctlr: c.sctlr,
-            ttbcr: c.ttbcr,
-            ttbr0: c.ttbr0,
-            ttbr1: c.ttbr1,
-            dacr: c.dacr,
-            contextidr: c.contextidr,
-        }
-    }
-}
-
 /// One remembered verdict. Translated code reads `page` (at offset 0) from the table's
 /// `entries` (at offset 0 of [`FetchAborts`]), indexed by page bits scaled by
 /// [`ENTRY_SIZE_LOG2`].
@@ -114,7 +90,9 @@ struct Entry {
     /// The generation it was learnt in.
     generation: Generation,
     user: bool,
-    regime: Regime,
+    /// The interpreter TLB's [`stamp`](crate::mmu::tlb::Tlb::stamp) when it was learnt:
+    /// no translation register was written since while it is the same.
+    regime: u64,
     /// The `IFSR` value.
     ifsr: u32,
 }
@@ -125,7 +103,7 @@ impl Default for Entry {
             page: 0,
             generation: Generation::NONE,
             user: false,
-            regime: Regime::default(),
+            regime: u64::MAX,
             ifsr: 0,
         }
     }
@@ -160,7 +138,7 @@ impl FetchAborts {
         (e.page == (pc >> 12) + 1
             && e.generation == self.generation
             && e.user == (cpu.mode == Mode::Usr)
-            && e.regime == Regime::of(cpu))
+            && e.regime == cpu.tlb.stamp())
         .then_some(e.ifsr)
     }
 
@@ -171,6 +149,7 @@ impl FetchAborts {
             return;
         }
         let user = cpu.mode == Mode::Usr;
+        let regime = cpu.tlb.stamp();
         let acc = Access {
             write: false,
             fetch: true,
@@ -184,7 +163,7 @@ impl FetchAborts {
                 page: (pc >> 12) + 1,
                 generation: self.generation,
                 user,
-                regime: Regime::of(cpu),
+                regime,
                 ifsr: f.fsr(cpu.cp15.lpae(), false),
             };
         }
@@ -297,15 +276,90 @@ mod tests {
         let mut user = Cpu::new_user(false);
         user.cp15 = cpu.cp15.clone();
         assert_eq!(fa.verdict(&user, XN), None);
-        cpu.cp15.dacr = 3;
+        write_cp15(&mut cpu, DACR, 3);
         assert_eq!(fa.verdict(&cpu, XN), None);
-        cpu.cp15.dacr = 1;
+        // Written back: still forgotten (the stamp never comes back), learnt again.
+        write_cp15(&mut cpu, DACR, 1);
+        assert_eq!(fa.verdict(&cpu, XN), None);
+        fa.learn(&mut cpu, &mut ram, XN);
         assert_eq!(fa.verdict(&cpu, XN), Some(ifsr));
         fa.clear();
         assert_eq!(fa.verdict(&cpu, XN), None);
         // Nor does translated code raise it.
         let mut st = code_state(&mut cpu, XN);
         assert!(!fa.raise_from_code(&mut cpu, &mut st));
+    }
+
+    /// `DACR`'s `[opc1, CRn, CRm, opc2]`.
+    const DACR: [u32; 4] = [0, 3, 0, 0];
+    /// `CONTEXTIDR`'s `[opc1, CRn, CRm, opc2]`.
+    const CONTEXTIDR: [u32; 4] = [0, 13, 0, 1];
+
+    /// `MCR p15, opc1, r1, CRn, CRm, opc2` of `v` (`MCRR p15, opc1, r1, r2, CRm` with
+    /// `mcrr`) executed by the interpreter, as a guest writes the register.
+    fn write_cp15_as(cpu: &mut Cpu, mcrr: bool, [opc1, crn, crm, opc2]: [u32; 4], v: u64) {
+        let word = if mcrr {
+            0xec40_0f00 | 2 << 16 | 1 << 12 | opc1 << 4 | crm
+        } else {
+            0xee00_0f10 | opc1 << 21 | crn << 16 | 1 << 12 | opc2 << 5 | crm
+        };
+        cpu.r[1] = v as u32;
+        cpu.r[2] = (v >> 32) as u32;
+        let insn = crate::decode::decode_a32(word);
+        let mut ram = FlatRam::new(0, 0x1000);
+        assert!(cpu.exec_system(&mut ram, &insn).is_ok(), "{word:#x}");
+    }
+
+    /// [`write_cp15_as`] with `MCR`.
+    fn write_cp15(cpu: &mut Cpu, reg: [u32; 4], v: u32) {
+        write_cp15_as(cpu, false, reg, v as u64);
+    }
+
+    /// A write of any register that shapes the translation regime (`MCR` and `MCRR`, even
+    /// of the value it holds) between two aborts forgets the verdict: the second branch is
+    /// the dispatcher's again until the fetch is walked anew. Other CP15 writes keep it.
+    #[test]
+    fn a_translation_register_write_between_two_aborts_forgets_the_verdict() {
+        let regs: [(&str, bool, [u32; 4]); 8] = [
+            ("SCTLR", false, [0, 1, 0, 0]),
+            ("TTBR0", false, [0, 2, 0, 0]),
+            ("TTBR1", false, [0, 2, 0, 1]),
+            ("TTBCR", false, [0, 2, 0, 2]),
+            ("DACR", false, DACR),
+            ("CONTEXTIDR", false, CONTEXTIDR),
+            ("MCRR TTBR0", true, [0, 0, 2, 0]),
+            ("MCRR TTBR1", true, [1, 0, 2, 0]),
+        ];
+        for (name, mcrr, reg) in regs {
+            let (mut cpu, mut ram) = machine();
+            let mut fa = FetchAborts::default();
+            fa.learn(&mut cpu, &mut ram, XN);
+            let mut st = code_state(&mut cpu, XN);
+            assert!(fa.raise_from_code(&mut cpu, &mut st), "{name}: first abort");
+            // Back in Supervisor mode (the handler's return), a TPIDRURW write: kept.
+            cpu.set_cpsr(cpu.cpsr() & !psr::M | Mode::Svc as u32);
+            write_cp15(&mut cpu, [0, 13, 0, 2], 7);
+            let mut st = code_state(&mut cpu, XN);
+            assert!(fa.raise_from_code(&mut cpu, &mut st), "{name}: kept");
+            cpu.set_cpsr(cpu.cpsr() & !psr::M | Mode::Svc as u32);
+            let c = &cpu.cp15;
+            let now = match (mcrr, reg) {
+                (false, [0, 1, 0, 0]) => c.sctlr as u64,
+                (false, [0, 2, 0, 0]) => c.ttbr0 & 0xffff_ffff,
+                (false, [0, 2, 0, 1]) => c.ttbr1 & 0xffff_ffff,
+                (false, [0, 2, 0, 2]) => c.ttbcr as u64,
+                (false, [0, 3, 0, 0]) => c.dacr as u64,
+                (false, _) => c.contextidr as u64,
+                (true, [0, ..]) => c.ttbr0,
+                (true, _) => c.ttbr1,
+            };
+            write_cp15_as(&mut cpu, mcrr, reg, now);
+            let mut st = code_state(&mut cpu, XN);
+            let before = (st.r, st.nzcv, cpu.mode);
+            assert!(!fa.raise_from_code(&mut cpu, &mut st), "{name}: forgotten");
+            assert_eq!((st.r, st.nzcv, cpu.mode), before, "{name}");
+            assert_eq!(fa.delivered, 2, "{name}");
+        }
     }
 
     #[test]
@@ -505,10 +559,10 @@ mod tests {
         };
         check("no verdict for the page", &|_| {}, XN + 0x1000);
         check("an executable page", &|_| {}, 0x100);
-        check("another regime (DACR)", &|c| c.cp15.dacr = 3, XN);
+        check("another regime (DACR)", &|c| write_cp15(c, DACR, 3), XN);
         check(
             "another regime (CONTEXTIDR)",
-            &|c| c.cp15.contextidr = 5,
+            &|c| write_cp15(c, CONTEXTIDR, 5),
             XN,
         );
         check(
