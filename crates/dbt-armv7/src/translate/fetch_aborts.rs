@@ -115,6 +115,20 @@ const _: () = {
     assert!(core::mem::offset_of!(FetchAborts, entries) == 0);
 };
 
+/// What [`FetchAborts::raise_remembered`] did (its value is the miss path's return
+/// register: `a64::fetch_abort_call`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Raised {
+    /// Declined: the dispatcher takes the branch, state unchanged.
+    Declined = 0,
+    /// The abort was taken; the vector is in the state's `r[15]`.
+    Taken = 1,
+    /// The interrupt lines must be sampled first: [`FetchAborts::raise_from_code`]
+    /// decides; state unchanged.
+    Sample = 2,
+}
+
 /// The remembered verdicts.
 #[repr(C)]
 #[derive(Clone, Debug, Default)]
@@ -185,11 +199,26 @@ impl FetchAborts {
     /// and whatever `take_fetch_abort` declines (a pending unmasked interrupt, an
     /// exception reported to the host).
     pub fn raise_from_code(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
+        self.raise::<false>(cpu, state) == Raised::Taken
+    }
+
+    /// [`FetchAborts::raise_from_code`] without calls (a leaf: no stack frame, for the
+    /// miss path's first call): [`Raised::Sample`], with `state` and `cpu` unchanged,
+    /// where `raise_from_code` would sample the interrupt lines (`CPSR.I` or `CPSR.F`
+    /// clear, as [`Cpu::step`] samples them); the caller then calls `raise_from_code`.
+    #[inline(always)]
+    pub fn raise_remembered(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> Raised {
+        self.raise::<true>(cpu, state)
+    }
+
+    /// [`FetchAborts::raise_from_code`] (`LEAF`: [`FetchAborts::raise_remembered`]).
+    #[inline(always)]
+    fn raise<const LEAF: bool>(&mut self, cpu: &mut Cpu, state: &mut GuestState) -> Raised {
         if matches!(cpu.mode, Mode::Usr | Mode::Fiq)
             || cpu.class_hits.is_some()
             || cpu.cp15.sctlr & SCTLR_EE != 0
         {
-            return false;
+            return Raised::Declined;
         }
         // The PC and instruction set the branch writes (interworking), as the
         // dispatcher's `EXIT_BX` sets them.
@@ -200,10 +229,19 @@ impl FetchAborts {
             (target & !3, 0)
         };
         let Some(ifsr) = self.verdict(cpu, pc) else {
-            return false;
+            return Raised::Declined;
         };
-        if !cpu.fetch_may_abort() {
-            return false;
+        if LEAF {
+            // `Cpu::fetch_may_abort` without sampling: with `CPSR.I` and `CPSR.F` set,
+            // `step` samples nothing and takes no interrupt.
+            if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
+                return Raised::Sample;
+            }
+            if cpu.exit_on_exception || cpu.it != 0 {
+                return Raised::Declined;
+            }
+        } else if !cpu.fetch_may_abort() {
+            return Raised::Declined;
         }
         // r0-r12 stay in translated code (not FIQ mode: none is banked).
         let [sp, lr] = cpu.enter_prefetch_abort(
@@ -215,7 +253,7 @@ impl FetchAborts {
         (state.r[13], state.r[14]) = (sp, lr);
         state.r[15] = cpu.r[15] | cpu.thumb() as u32;
         self.delivered += 1;
-        true
+        Raised::Taken
     }
 
     /// Forgets every verdict (TLB maintenance): O(1), a new [`Generation`].
@@ -469,17 +507,22 @@ mod tests {
     #[test]
     fn raise_from_code_is_the_interpreters_prefetch_abort_at_the_target() {
         // A32 and Thumb targets, from Supervisor and from System mode (the IRQ unmasked:
-        // sampled, not pending), Thumb exception entry (SCTLR.TE) or not.
-        for (target, mode, te) in [
-            (XN + 0x40, Mode::Svc, false),
-            (XN + 0x43, Mode::Svc, false),
-            ((XN + 0x7fe) | 1, Mode::Sys, true),
-            (XN + 0x800, Mode::Sys, true),
+        // sampled, not pending; or IRQ and FIQ masked: the leaf takes it), Thumb
+        // exception entry (SCTLR.TE) or not.
+        for (target, mode, te, masked) in [
+            (XN + 0x40, Mode::Svc, false, false),
+            (XN + 0x43, Mode::Svc, false, false),
+            ((XN + 0x7fe) | 1, Mode::Sys, true, false),
+            (XN + 0x800, Mode::Sys, true, false),
+            (XN + 0x40, Mode::Svc, false, true),
+            ((XN + 0x7fe) | 1, Mode::Sys, true, true),
+            (XN + 0x802, Mode::Svc, true, true),
         ] {
             let (mut cpu, mut ram) = machine();
             cpu.cp15.sctlr |= (te as u32) << 30;
             cpu.cp15.vbar = 0x8000;
-            cpu.set_cpsr(cpu.cpsr() & !psr::I & !psr::M | mode as u32);
+            let masks = if masked { psr::I | psr::F } else { 0 };
+            cpu.set_cpsr(cpu.cpsr() & !psr::I & !psr::M | mode as u32 | masks);
             cpu.set_coproc_host(alloc::boxed::Box::new(NoIrq));
             let mut fa = FetchAborts::default();
             fa.learn(&mut cpu, &mut ram, XN);
@@ -494,11 +537,26 @@ mod tests {
             assert_eq!(interp.step(&mut ram), None);
             assert_eq!(interp.mode, Mode::Abt, "{target:#x}");
             let icount = cpu.icount;
-            assert!(fa.raise_from_code(&mut cpu, &mut st), "{target:#x}");
+            if masked {
+                let raised = fa.raise_remembered(&mut cpu, &mut st);
+                assert_eq!(raised, Raised::Taken, "{target:#x}: the leaf");
+            } else {
+                let before = (st.r, st.nzcv, cpu.cpsr());
+                let raised = fa.raise_remembered(&mut cpu, &mut st);
+                assert_eq!(raised, Raised::Sample, "{target:#x}: the leaf");
+                assert_eq!((st.r, st.nzcv, cpu.cpsr()), before, "{target:#x}");
+                assert!(fa.raise_from_code(&mut cpu, &mut st), "{target:#x}");
+            }
             let mut want = interp.r;
             want[15] |= interp.thumb() as u32;
             assert_eq!(st.r, want, "{target:#x}: r0-r14 and the vector");
-            assert_eq!(st.r[14], (target & !1) + 4, "LR_abt");
+            // The PC the branch wrote: Thumb (bit 0) halfword-aligned, A32 word-aligned.
+            let pc = if target & 1 != 0 {
+                target & !1
+            } else {
+                target & !3
+            };
+            assert_eq!(st.r[14], pc + 4, "LR_abt");
             assert_eq!(
                 (
                     cpu.cpsr(),
@@ -553,6 +611,13 @@ mod tests {
             let mut st = code_state(&mut cpu, target);
             let before = (st.r, st.nzcv);
             let mode = cpu.mode;
+            let raised = fa.raise_remembered(&mut cpu, &mut st);
+            assert_ne!(raised, Raised::Taken, "{what}: the leaf");
+            assert_eq!(
+                (st.r, st.nzcv, cpu.mode),
+                (before.0, before.1, mode),
+                "{what}"
+            );
             assert!(!fa.raise_from_code(&mut cpu, &mut st), "{what}");
             assert_eq!((st.r, st.nzcv), before, "{what}: state unchanged");
             assert_eq!((cpu.mode, fa.delivered), (mode, 0), "{what}");
@@ -597,5 +662,6 @@ mod tests {
             &|c| c.set_exit_on_exception(true),
             XN,
         );
+        check("an IT block", &|c| c.it = 0x08, XN);
     }
 }
