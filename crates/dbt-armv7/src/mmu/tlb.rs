@@ -1,7 +1,7 @@
 //! A direct-mapped software TLB of 4 KiB translations with their permissions.
 
+use alloc::boxed::Box;
 use alloc::vec;
-use alloc::vec::Vec;
 
 const ENTRIES: usize = 1024;
 
@@ -18,7 +18,8 @@ struct Entry {
 /// correct: it is a cache); a flush is a new generation, not a pass over the entries
 /// (guests write `TTBR0`/`CONTEXTIDR` on every address-space switch).
 pub struct Tlb {
-    e: Vec<Entry>,
+    /// A fixed-size array (no length to check at a lookup).
+    e: Box<[Entry; ENTRIES]>,
     generation: u32,
     /// How often `generation` wrapped to 0 ([`Tlb::stamp`]'s high word).
     wraps: u32,
@@ -41,6 +42,7 @@ impl Tlb {
     /// An empty TLB.
     pub fn new() -> Tlb {
         Tlb {
+            // Built on the heap (24 KiB: not through the stack).
             e: vec![
                 Entry {
                     vpage: INVALID,
@@ -49,7 +51,10 @@ impl Tlb {
                     perms: 0
                 };
                 ENTRIES
-            ],
+            ]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("ENTRIES entries")),
             generation: 0,
             wraps: 0,
         }

@@ -74,9 +74,18 @@ impl WalkSnapshot {
     /// another bus: [`FaultSites::new_run`](super::FaultSites::new_run)).
     #[inline(always)]
     pub(crate) unsafe fn holds(&self) -> bool {
-        let reads = &self.reads[..self.len as usize];
-        // SAFETY: the caller's contract.
-        reads.iter().all(|r| unsafe { r.current() } == r.value)
+        // (`min`: no length check at the index; `len` <= MAX_READS anyway.)
+        let len = (self.len as usize).min(MAX_READS);
+        let mut i = 0;
+        while i < len {
+            let r = &self.reads[i];
+            // SAFETY: the caller's contract.
+            if unsafe { r.current() } != r.value {
+                return false;
+            }
+            i += 1;
+        }
+        true
     }
 
     /// Descriptor reads kept (tests).
