@@ -229,10 +229,8 @@ fn guest_abort<const REMEMBERED: bool>(
         return None;
     }
     // `Cpu::step` takes a pending unmasked interrupt before the instruction.
-    if !cpu.flag(psr::I) || !cpu.flag(psr::F) {
-        if REMEMBERED || interrupt_pending(cpu) {
-            return None;
-        }
+    if (!cpu.flag(psr::I) || !cpu.flag(psr::F)) && (REMEMBERED || interrupt_pending(cpu)) {
+        return None;
     }
     // SAFETY: the run's bus is `bus`, through which the engine (new_run at each run)
     // had every verdict learnt.
