@@ -279,7 +279,7 @@ fn pl1_access(write: bool) -> Access {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::bus::{BusFault, FlatRam};
 
@@ -400,8 +400,14 @@ mod tests {
     }
 
     /// `MCR p15, opc1, r1, crn, crm, opc2` (`mcrr`: `MCRR p15, opc1, r1, r2, crm`) executed
-    /// by the interpreter.
-    fn write_cp15(cpu: &mut Cpu, ram: &mut FlatRam, mcrr: bool, f: [u32; 4], v: u64) {
+    /// by the interpreter, as a guest writes the register.
+    pub(in crate::translate) fn write_cp15(
+        cpu: &mut Cpu,
+        ram: &mut FlatRam,
+        mcrr: bool,
+        f: [u32; 4],
+        v: u64,
+    ) {
         let [opc1, crn, crm, opc2] = f;
         let word = if mcrr {
             0xec40_0f00 | 2 << 16 | 1 << 12 | opc1 << 4 | crm

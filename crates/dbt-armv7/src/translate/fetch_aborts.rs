@@ -333,19 +333,11 @@ mod tests {
     /// `CONTEXTIDR`'s `[opc1, CRn, CRm, opc2]`.
     const CONTEXTIDR: [u32; 4] = [0, 13, 0, 1];
 
-    /// `MCR p15, opc1, r1, CRn, CRm, opc2` of `v` (`MCRR p15, opc1, r1, r2, CRm` with
-    /// `mcrr`) executed by the interpreter, as a guest writes the register.
-    fn write_cp15_as(cpu: &mut Cpu, mcrr: bool, [opc1, crn, crm, opc2]: [u32; 4], v: u64) {
-        let word = if mcrr {
-            0xec40_0f00 | 2 << 16 | 1 << 12 | opc1 << 4 | crm
-        } else {
-            0xee00_0f10 | opc1 << 21 | crn << 16 | 1 << 12 | opc2 << 5 | crm
-        };
-        cpu.r[1] = v as u32;
-        cpu.r[2] = (v >> 32) as u32;
-        let insn = crate::decode::decode_a32(word);
+    /// [`write_cp15`](crate::translate::fault_sites::tests::write_cp15) of `v` (`MCRR`
+    /// with `mcrr`) executed by the interpreter, as a guest writes the register.
+    fn write_cp15_as(cpu: &mut Cpu, mcrr: bool, reg: [u32; 4], v: u64) {
         let mut ram = FlatRam::new(0, 0x1000);
-        assert!(cpu.exec_system(&mut ram, &insn).is_ok(), "{word:#x}");
+        crate::translate::fault_sites::tests::write_cp15(cpu, &mut ram, mcrr, reg, v);
     }
 
     /// [`write_cp15_as`] with `MCR`.
@@ -467,11 +459,11 @@ mod tests {
         }
     }
 
-    /// A host whose interrupt inputs say the IRQ line is raised (as the in-VM runtime's
-    /// `ISR_EL1` would).
-    struct IrqRaised;
+    /// A host whose interrupt inputs are the IRQ line `.0` and the FIQ line low (as the
+    /// in-VM runtime's `ISR_EL1` would report them).
+    struct IrqLine(bool);
 
-    impl crate::cpu::CoprocHost for IrqRaised {
+    impl crate::cpu::CoprocHost for IrqLine {
         fn read(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8) -> Option<u32> {
             None
         }
@@ -485,7 +477,7 @@ mod tests {
             false
         }
         fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
-            Some((true, false))
+            Some((self.0, false))
         }
     }
 
@@ -523,7 +515,7 @@ mod tests {
             cpu.cp15.vbar = 0x8000;
             let masks = if masked { psr::I | psr::F } else { 0 };
             cpu.set_cpsr(cpu.cpsr() & !psr::I & !psr::M | mode as u32 | masks);
-            cpu.set_coproc_host(alloc::boxed::Box::new(NoIrq));
+            cpu.set_coproc_host(alloc::boxed::Box::new(IrqLine(false)));
             let mut fa = FetchAborts::default();
             fa.learn(&mut cpu, &mut ram, XN);
             let mut st = code_state(&mut cpu, target);
@@ -580,27 +572,6 @@ mod tests {
         }
     }
 
-    /// A host whose interrupt inputs are low.
-    struct NoIrq;
-
-    impl crate::cpu::CoprocHost for NoIrq {
-        fn read(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8) -> Option<u32> {
-            None
-        }
-        fn write(&mut self, _: u8, _: u8, _: u8, _: u8, _: u8, _: u32) -> bool {
-            false
-        }
-        fn read64(&mut self, _: u8, _: u8, _: u8) -> Option<u64> {
-            None
-        }
-        fn write64(&mut self, _: u8, _: u8, _: u8, _: u64) -> bool {
-            false
-        }
-        fn interrupt_lines(&mut self) -> Option<(bool, bool)> {
-            Some((false, false))
-        }
-    }
-
     #[test]
     fn raise_from_code_declines_what_the_dispatcher_must_do() {
         let check = |what: &str, change: &dyn Fn(&mut Cpu), target: u32| {
@@ -645,7 +616,7 @@ mod tests {
             "an unmasked IRQ the host raised since (sampled as step does)",
             &|c| {
                 c.set_cpsr(c.cpsr() & !psr::I);
-                c.set_coproc_host(alloc::boxed::Box::new(IrqRaised));
+                c.set_coproc_host(alloc::boxed::Box::new(IrqLine(true)));
             },
             XN,
         );
