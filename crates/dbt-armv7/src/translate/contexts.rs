@@ -10,7 +10,7 @@ pub mod switch_cache;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::engine::{InBlockTlbSources, SPACE_ASID, SPACE_FLAT};
+use super::engine::{InBlockTlb, SPACE_ASID, SPACE_FLAT};
 use super::frontend::Key;
 use super::host::GuestMmu;
 use super::state::{GuestState, IBTC_ENTRIES, NO_ENTRY, RAS_ENTRIES};
@@ -236,7 +236,7 @@ pub struct InBlockSwitch<'a> {
     /// Switches performed (the engine's `Stats::switches_in_block`).
     pub switches: &'a mut u64,
     /// The guest's TLB maintenance inside the block.
-    pub tlb: &'a InBlockTlbSources,
+    pub tlb: InBlockTlb<'a>,
 }
 
 impl InBlockSwitch<'_> {

@@ -25,8 +25,8 @@ use crate::decode::{Insn, Op};
 use crate::mmu::{self, Access, TlbMaintenance};
 
 mod tlb_in_block;
+pub use tlb_in_block::InBlockTlb;
 use tlb_in_block::{HostTlb, Named};
-pub use tlb_in_block::{InBlockTlb, InBlockTlbSources};
 
 /// `SCTLR.M`: MMU enabled.
 const SCTLR_M: u32 = 1 << 0;
@@ -541,16 +541,7 @@ impl<G: CodeGen> Dbt<G> {
         let mirrors = mem.mirrors_guest_mmu();
         let in_code_switch = if mirrors { mem.in_code_switch() } else { None };
         // TLB maintenance inside a block: the host's side, asked once.
-        let tlb_sources = InBlockTlbSources::new(
-            core::ptr::addr_of!(self.blocks),
-            core::ptr::addr_of!(self.by_page),
-            core::ptr::addr_of!(self.block_maps),
-            core::ptr::addr_of!(self.block_map_sizes),
-            core::ptr::addr_of!(self.named),
-            &mut *self.fetch_aborts as *mut FetchAborts,
-            HostTlb::of(mem),
-            core::ptr::addr_of_mut!(self.stats.tlb_maintenance),
-        );
+        let host_tlb = HostTlb::of(mem);
         // Inline TTBR0/TTBR1 writes: the host walks with the guest's registers, if any.
         self.state.inline_ttbr = (!mirrors || in_code_switch.is_some()) as u32;
         // The switch cache: contexts translated code switches to by itself.
@@ -781,7 +772,15 @@ impl<G: CodeGen> Dbt<G> {
                 loaded,
                 mirrors,
                 switches: &mut self.stats.switches_in_block,
-                tlb: &tlb_sources,
+                tlb: InBlockTlb::new(
+                    &self.blocks,
+                    &self.by_page,
+                    &self.block_maps,
+                    self.block_map_sizes,
+                    &self.named,
+                    &mut self.fetch_aborts,
+                    host_tlb,
+                ),
             };
             // Instructions that translated code hands to the system model find the CPU
             // and the bus through `link_site` while it runs (see `sys_call`).
@@ -810,6 +809,7 @@ impl<G: CodeGen> Dbt<G> {
                 // is told the registers again at the next entry.
                 *space.host_mmu = None;
             }
+            self.stats.tlb_maintenance += space.tlb.applied;
             vfp_host::leave(cpu, &self.state, host_fp);
             let mut done = (start - self.state.budget) as u64;
             if self.state.exit == EXIT_CALL {

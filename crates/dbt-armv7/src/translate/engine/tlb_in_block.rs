@@ -102,8 +102,9 @@ pub(super) fn drops(b: &Block, asid: Option<u8>) -> bool {
     }
 }
 
-/// The host's side of TLB maintenance inside a block (asked once per `Dbt::run`, kept in
-/// the run's [`InBlockTlbSources`]).
+/// The host's side of TLB maintenance inside a block (asked once per `Dbt::run`: the
+/// [`InBlockTlb`] is made at every entry into the code cache, about two million times in a
+/// Linux boot).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum HostTlb {
     /// The host does not mirror the guest's stage 1: nothing to apply there.
@@ -125,74 +126,8 @@ impl HostTlb {
     }
 }
 
-/// Where the engine's side of TLB maintenance inside a block lives, made once per
-/// `Dbt::run`: every entry into the code cache (about two million in a Linux boot) hands
-/// translated code one pointer to it, and an [`InBlockTlb`] is made from it only when
-/// the guest's TLB maintenance reaches `step_from_code`.
-pub struct InBlockTlbSources {
-    blocks: *const Vec<Block>,
-    by_page: *const BTreeMap<u32, Vec<u32>>,
-    block_maps: *const BTreeSet<(u32, u8)>,
-    block_map_sizes: *const u32,
-    named: *const Named,
-    fetch_aborts: *mut FetchAborts,
-    host: HostTlb,
-    /// The engine's `Stats::tlb_maintenance`: operations applied are added there.
-    applied: *mut u64,
-}
-
-impl InBlockTlbSources {
-    /// The sources in the engine's fields, for one `Dbt::run`; they must stay where they
-    /// are (the engine is borrowed for the run) and are read only while translated code
-    /// runs, when the engine itself does not touch them.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        blocks: *const Vec<Block>,
-        by_page: *const BTreeMap<u32, Vec<u32>>,
-        block_maps: *const BTreeSet<(u32, u8)>,
-        block_map_sizes: *const u32,
-        named: *const Named,
-        fetch_aborts: *mut FetchAborts,
-        host: HostTlb,
-        applied: *mut u64,
-    ) -> InBlockTlbSources {
-        InBlockTlbSources {
-            blocks,
-            by_page,
-            block_maps,
-            block_map_sizes,
-            named,
-            fetch_aborts,
-            host,
-            applied,
-        }
-    }
-
-    /// Applies the TLB maintenance `cpu` just recorded as [`InBlockTlb::apply`] does,
-    /// counting it in the engine's statistics.
-    pub fn apply(&self, cpu: &mut Cpu, state: &mut GuestState) -> bool {
-        // SAFETY: `new`'s contract: the engine's fields, alive and in place for the run,
-        // and not otherwise used while translated code runs (this call comes from it).
-        let mut tlb = unsafe {
-            InBlockTlb::new(
-                (*self.blocks).as_slice(),
-                &*self.by_page,
-                &*self.block_maps,
-                *self.block_map_sizes,
-                &*self.named,
-                &mut *self.fetch_aborts,
-                self.host,
-            )
-        };
-        let go_on = tlb.apply(cpu, state);
-        // SAFETY: as above (the engine's statistics, not otherwise used meanwhile).
-        unsafe { *self.applied += tlb.applied };
-        go_on
-    }
-}
-
-/// The engine's side of TLB maintenance inside a block, for one operation (made by
-/// [`InBlockTlbSources::apply`]): what it reads of the translations, and what it forgets.
+/// The engine's side of TLB maintenance inside a block, for one entry into the code
+/// cache: what it reads of the translations, and what it forgets.
 pub struct InBlockTlb<'a> {
     blocks: &'a [Block],
     by_page: &'a BTreeMap<u32, Vec<u32>>,
